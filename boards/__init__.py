@@ -99,6 +99,12 @@ class Board:
         return self.run_method == "qemu"
 
     @property
+    def rx_gap_polls(self) -> int:
+        """Polls of an idle UART after which the firmware abandons a half-received frame: about 1 s
+        (QEMU polls a few million times a second; a board's polling loop takes about 8 cycles)."""
+        return 2_000_000 if self.is_qemu else max(self.timer.clock_hz // 8, 100_000)
+
+    @property
     def key(self) -> str:
         """The name as a C/file-friendly identifier: "mps2_an386"."""
         return self.name.replace("-", "_")

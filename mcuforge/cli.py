@@ -81,6 +81,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from mcuforge.driver import Options, compile_model
     from mcuforge.verify import random_inputs, verify_host, verify_program
 
+    if args.guard and args.on in ("reference", "host"):
+        raise McuforgeError(f"--guard builds firmware for a board: use it with --on BOARD, not --on {args.on}")
     t0 = time.monotonic()
     compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(","))))
     module = compiled.imported
@@ -98,7 +100,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     else:
         from mcuforge.verify import verify_board
 
-        results = verify_board(compiled, input_sets, args.on, port=args.port, progress=progress)
+        results = verify_board(compiled, input_sets, args.on, port=args.port, progress=progress, guard=args.guard)
         what = "outputs"
     failed = 0
     for r in results:
@@ -153,11 +155,11 @@ def _cmd_boards(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build(src: Path, board, opt: str):
+def _build(src: Path, board, opt: str, guard: bool = False):
     from mcuforge.device import build_generated
 
-    progress(f"building {src} for {board.name} (arm-none-eabi-gcc {opt})")
-    fw = build_generated(src, board, opt=opt)
+    progress(f"building {src} for {board.name} (arm-none-eabi-gcc {opt}{', guard build' if guard else ''})")
+    fw = build_generated(src, board, opt=opt, guard=guard)
     return fw
 
 
@@ -169,10 +171,17 @@ def _print_sizes(fw) -> None:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from mcuforge.boards import load_board
+    from mcuforge.device import arena_bytes_of, stack_and_ram_report
 
-    fw = _build(Path(args.dir), load_board(args.board), args.opt)
-    print(f"firmware: {fw.elf}")
+    src = Path(args.dir)
+    fw = _build(src, load_board(args.board), args.opt, args.guard)
+    print(f"firmware: {fw.elf}" + (" (guard build: canaries around the arena and at the stack limit)"
+                                   if args.guard else ""))
     _print_sizes(fw)
+    if fw.board.is_qemu:
+        progress(f"booting {fw.elf.name} on QEMU once to measure its stack")
+    for line in stack_and_ram_report(fw, arena_bytes_of(src)):
+        print(line)
     return 0
 
 
@@ -205,7 +214,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="mcuforge-run-") as tmp:
         src, board, compiled = _prepare(args, Path(tmp))
         in_types, out_types = io_types_of(src)
-        fw = _build(src, board, args.opt)
+        fw = _build(src, board, args.opt, args.guard)
         if args.input:
             from mcuforge.ir.expr import Var
 
@@ -225,6 +234,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"{res.unit}: {res.counts[0]:,} per inference")
     _print_sizes(fw)
     print(f"stack high-water: {res.stack_bytes:,} B")
+    if args.guard:
+        print("guard: canaries before and after the arena and at the stack limit intact after the run")
     if report:
         print(f"arena: {report['arena_bytes']:,} B planned (lower bound {report['lower_bound_bytes']:,} B, "
               f"gap {report['gap_bytes']:,} B)")
@@ -308,6 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dir", help="a directory written by mcuforge compile")
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
     s.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
+    s.add_argument("--guard", action="store_true",
+                   help="guard build: canaries around the arena and at the stack limit, checked after every run")
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("run", help="build and run a model on a board or QEMU; print outputs and counts")
@@ -318,6 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--save", metavar="FILE.npz", help="also save the outputs to FILE.npz")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
     s.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
+    s.add_argument("--guard", action="store_true",
+                   help="guard build: canaries around the arena and at the stack limit, checked after every run")
     s.set_defaults(func=_cmd_run)
 
     s = sub.add_parser("flash", help="build a compiled model directory and flash it with pyOCD")
@@ -358,8 +373,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--input", action="append", metavar="FILE",
                    help="use this .npy (one per model input, in order) or .npz instead of random inputs")
     s.add_argument("--intermediates", action="store_true", help="compare every intermediate tensor too")
+    s.add_argument("--guard", action="store_true",
+                   help="with --on BOARD: a guard build (canaries around the arena and at the stack limit)")
     s.set_defaults(func=_cmd_verify)
     return p
+
+
+def _one_line(msg: str) -> str:
+    """Errors are one line: text taken from a file or a path (a name with a newline) stays on it."""
+    return " ".join(msg.splitlines())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -370,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except McuforgeError as e:
-        print(f"mcuforge: error: {e}", file=sys.stderr)
+        print(f"mcuforge: error: {_one_line(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("mcuforge: interrupted", file=sys.stderr)

@@ -28,6 +28,7 @@ import mcuforge.firmware
 from mcuforge import __version__
 from mcuforge.boards import BOARDS_DIR, Board
 from mcuforge.errors import McuforgeError
+from mcuforge.stack_usage import StackAnalysisError, StaticStack, exception_frame_bytes, static_stack
 
 RUNTIME_DIR = Path(mcuforge.firmware.__file__).resolve().parent / "runtime"
 TEST_MODEL_DIR = RUNTIME_DIR / "test_model"
@@ -49,6 +50,7 @@ class FirmwareBuild:
     data_bytes: int    # initialized data: in flash (load image) and in RAM
     bss_bytes: int     # zeroed data in RAM (the model's arena is here)
     stack_bytes: int   # the stack reserved at the top of RAM
+    static_stack: StaticStack | None = None  # worst case from the call graphs (None: no bound found)
 
     @property
     def flash_bytes(self) -> int:
@@ -123,8 +125,13 @@ def build_firmware(board: Board, sources: Sequence[str | os.PathLike], include_d
     _run(["cmake", "--build", str(cmake_build)], f"building the firmware for {board.name}", board)
     elf = cmake_build / f"{name}.elf"
     text, data, bss = elf_sizes(elf)
+    try:
+        stack = static_stack(sorted(cmake_build.glob("CMakeFiles/**/*.ci")), exception_frame_bytes(board.fpu != "none"))
+    except StackAnalysisError:
+        stack = None
     return FirmwareBuild(board=board, elf=elf, map_file=cmake_build / f"{name}.map", text_bytes=text,
-                         data_bytes=data, bss_bytes=bss, stack_bytes=stack_size or board.stack_size)
+                         data_bytes=data, bss_bytes=bss, stack_bytes=stack_size or board.stack_size,
+                         static_stack=stack)
 
 
 def build_test_firmware(board: Board, build_dir: str | os.PathLike, *, defines: Sequence[str] = (),

@@ -12,8 +12,16 @@ One code path for QEMU and boards: `Link.open("socket://127.0.0.1:PORT")` for QE
 
 Every failure is a `LinkError` (a McuforgeError): `LinkTimeout` (no answer in time), `LinkCRCError`
 (a damaged frame from the target), `BoardGone` (the port closed: QEMU exited, board unplugged),
-`TargetError` (the firmware answered with an error status, e.g. a wrong-sized input, a fault),
-`ProtocolError` (an answer that makes no sense).
+`BoardReset` (the firmware restarted while a request was pending), `TargetError` (the firmware
+answered with an error status, e.g. a wrong-sized input, a fault; `GuardTripped` when a guard
+build found a canary overwritten), `ProtocolError` (an answer that makes no sense).
+
+Faults on the line are retried where that is safe (PROTOCOL.md, "Faults on the line"): requests
+that only read or overwrite state (INFO, WRITE_INPUT, READ_OUTPUT, READ_PROFILE) are sent again,
+up to `retries` times, when the request or its answer arrived damaged or the answer stopped half
+way; RUN, PROBE and QUIT are never resent (a run consumes its inputs: `device.run_sets` repeats
+the whole input set instead). After a timeout the next request first waits for the line to stay
+quiet for `resync_pause` seconds, so the firmware has given up any frame it was still reading.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ import serial
 
 from mcuforge.errors import McuforgeError
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAGIC = b"\xa5\x5a"
 RESPONSE = 0x80
 MAX_PAYLOAD = 0x01000000
@@ -49,11 +57,23 @@ RUN_PROFILE = 0x01
 
 STATUS_OK = 0
 STATUS_NAMES = {0: "OK", 1: "BAD_CRC", 2: "UNKNOWN_COMMAND", 3: "BAD_LENGTH", 4: "BAD_INDEX", 5: "WRONG_SIZE",
-                6: "MODEL_ERROR", 7: "NO_PROFILE", 8: "FAULT"}
+                6: "MODEL_ERROR", 7: "NO_PROFILE", 8: "FAULT", 9: "BOOT", 10: "GUARD"}
 STATUS_BAD_CRC = 1
+STATUS_UNKNOWN_COMMAND = 2
+STATUS_BAD_LENGTH = 3
+STATUS_BAD_INDEX = 4
 STATUS_WRONG_SIZE = 5
 STATUS_MODEL_ERROR = 6
 STATUS_FAULT = 8
+STATUS_BOOT = 9    # unsolicited (command 0x80): the firmware has just started
+STATUS_GUARD = 10  # a guard build found a canary overwritten after RUN
+
+INFO_GUARDED = 0x0001  # INFO flags: a guard build
+
+# Requests that only read state or overwrite it with the same bytes: sending one twice does what
+# sending it once does, so a damaged or truncated exchange is simply repeated.
+IDEMPOTENT = frozenset({CMD_INFO, CMD_WRITE_INPUT, CMD_READ_OUTPUT, CMD_READ_PROFILE})
+GUARD_CANARIES = ("arena-start", "arena-end", "stack-limit")
 
 
 class LinkError(McuforgeError):
@@ -61,7 +81,12 @@ class LinkError(McuforgeError):
 
 
 class LinkTimeout(LinkError):
-    """The target did not answer in time."""
+    """The target did not answer in time. `frame_started`: part of an answer frame had arrived (a
+    truncated answer) rather than nothing at all."""
+
+    def __init__(self, message: str, frame_started: bool = False):
+        super().__init__(message)
+        self.frame_started = frame_started
 
 
 class LinkCRCError(LinkError):
@@ -70,6 +95,11 @@ class LinkCRCError(LinkError):
 
 class BoardGone(LinkError):
     """The port closed or disappeared: QEMU exited, or the board was unplugged or reset."""
+
+
+class BoardReset(LinkError):
+    """The firmware announced a fresh start (its BOOT frame) while a request was pending: the board
+    reset (watchdog, brown-out, reset button, a fault on a real board) and lost its state."""
 
 
 class ProtocolError(LinkError):
@@ -85,6 +115,24 @@ class TargetError(LinkError):
         super().__init__(f"target rejected {name}: {STATUS_NAMES.get(status, status)}: {message}")
 
 
+class GuardTripped(TargetError):
+    """A guard build found canaries overwritten after a run; `canaries` names them (a subset of
+    GUARD_CANARIES: "arena-start", "arena-end", "stack-limit")."""
+
+    def __init__(self, command: int, status: int, message: str):
+        head, _, detail = message.partition(":")
+        self.canaries = tuple(c for c in head.split(",") if c in GUARD_CANARIES)
+        super().__init__(command, status, message)
+        what = " and ".join(self.canaries) or "an unknown"
+        causes = []
+        if {"arena-start", "arena-end"} & set(self.canaries):
+            causes.append("a kernel wrote outside the model's arena")
+        if "stack-limit" in self.canaries:
+            causes.append("the stack reached its limit (raise the board's memory.stack_size)")
+        self.args = (f"guard tripped: the {what} canar{'ies were' if len(self.canaries) > 1 else 'y was'} "
+                     f"{detail.strip()}" + (f"; {' and '.join(causes)}" if causes else ""),)
+
+
 @dataclass(frozen=True)
 class TargetInfo:
     protocol_version: int
@@ -98,6 +146,7 @@ class TargetInfo:
     output_sizes: tuple[int, ...]
     unit: str                  # what counts are: "instructions" (QEMU) or "cycles"
     units_per_tick: Fraction   # the timer's resolution in those units
+    guarded: bool = False      # a guard build: canaries checked after every RUN
 
 
 @dataclass(frozen=True)
@@ -131,14 +180,20 @@ class Link:
     """A framed request/response channel to the firmware harness."""
 
     def __init__(self, port: serial.SerialBase, *, name: str, timeout: float = 10.0, baud: int = 115200,
-                 describe: Callable[[], str] | None = None):
+                 describe: Callable[[], str] | None = None, retries: int = 2, resync_pause: float = 2.5):
         self.port = port
         self.name = name
         self.timeout = timeout
         self.baud = baud
         self.describe = describe   # extra context for error messages (e.g. QEMU's state)
+        self.retries = retries     # extra attempts for an IDEMPOTENT request hit by a line fault
+        self.resync_pause = resync_pause  # quiet line required after a timeout (> the firmware's frame gap)
         self.skipped_bytes = 0     # garbage seen before frames, for diagnostics
+        self.retried = 0           # requests sent again after a line fault, for diagnostics
+        self.boots_seen = 0        # BOOT frames seen
         self.quit_sent = False
+        self._answered = False     # an answer came from the running firmware: a BOOT now means a reset
+        self._after_timeout = False
         self._info: TargetInfo | None = None
 
     # ---------------------------------------------------------------- opening and closing
@@ -170,7 +225,7 @@ class Link:
     def info(self) -> TargetInfo:
         p = self.request(CMD_INFO)
         try:
-            version, _, n_in, n_out, n_layers, arena = struct.unpack_from("<HHIIII", p, 0)
+            version, flags, n_in, n_out, n_layers, arena = struct.unpack_from("<HHIIII", p, 0)
             pos = 20
             sizes = struct.unpack_from(f"<{n_in + n_out}I", p, pos)
             pos += 4 * (n_in + n_out)
@@ -188,7 +243,7 @@ class Link:
         self._info = TargetInfo(protocol_version=version, model_name=strings[0], board_name=strings[1],
                                 num_inputs=n_in, num_outputs=n_out, num_layers=n_layers, arena_size=arena,
                                 input_sizes=tuple(sizes[:n_in]), output_sizes=tuple(sizes[n_in:]), unit=strings[2],
-                                units_per_tick=Fraction(num, den))
+                                units_per_tick=Fraction(num, den), guarded=bool(flags & INFO_GUARDED))
         return self._info
 
     def write_input(self, index: int, data: bytes) -> None:
@@ -239,7 +294,26 @@ class Link:
     # ---------------------------------------------------------------- frames
 
     def request(self, command: int, payload: bytes = b"", timeout: float | None = None) -> bytes:
-        """Send one request and return the payload of its OK answer (TargetError otherwise)."""
+        """Send one request and return the payload of its OK answer (TargetError otherwise).
+
+        Sent again (up to `retries` times) when the firmware says the request arrived damaged
+        (BAD_CRC: it was not executed), and, for an IDEMPOTENT request, when the answer arrived
+        damaged or stopped half way; the last failure is raised, saying how many attempts were made."""
+        attempts = 1 + self.retries
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._exchange(command, payload, timeout)
+            except (LinkCRCError, LinkTimeout, TargetError) as exc:
+                if attempt == attempts or not _line_fault(exc, command):
+                    if attempt > 1:
+                        exc.args = (f"{exc.args[0]} (after {attempt} attempts)",)
+                    raise
+                self.retried += 1
+        raise AssertionError("unreachable")
+
+    def _exchange(self, command: int, payload: bytes, timeout: float | None) -> bytes:
+        if self._after_timeout:
+            self._wait_quiet()
         try:
             self.port.reset_input_buffer()  # drop anything stale: each answer belongs to one request
         except (serial.SerialException, OSError) as exc:
@@ -247,11 +321,47 @@ class Link:
         self.write_raw(encode_frame(command, payload))
         return self.receive(command, timeout=self._budget(timeout, len(payload)))
 
+    def _wait_quiet(self) -> None:
+        """Wait until the line has been quiet for `resync_pause` s (bounded by the timeout plus the
+        pause): a late answer is dropped, and the firmware gives up any frame it was still reading."""
+        end = time.monotonic() + self.timeout + self.resync_pause
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < self.resync_pause:
+            try:
+                if self.port.read(4096):
+                    quiet_since = time.monotonic()
+            except (serial.SerialException, OSError) as exc:
+                raise self._gone(exc) from None
+            if time.monotonic() > end:
+                raise LinkTimeout(f"{self.name} keeps sending: the line never went quiet for "
+                                  f"{self.resync_pause} s{self._context()}")
+        self._after_timeout = False
+
     def receive(self, command: int, timeout: float | None = None) -> bytes:
         """The answer to `command`: its payload if OK, else TargetError with the firmware's message."""
-        got, status, payload = self.receive_frame(timeout)
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            try:
+                got, status, payload = self.receive_frame(max(0.0, deadline - time.monotonic()))
+            except LinkTimeout:
+                self._after_timeout = True  # the next request first waits for a quiet line
+                raise
+            if got == RESPONSE and status == STATUS_BOOT:
+                self.boots_seen += 1
+                if self._answered:  # this firmware had answered before: it restarted under our request
+                    self._answered = False
+                    raise BoardReset(f"{self.name} restarted while handling "
+                                     f"{COMMAND_NAMES.get(command, hex(command))} ({payload.decode(errors='replace')}):"
+                                     f" its inputs and outputs are lost{self._context()}")
+                continue  # the power-on announcement, sent before our request was read: the answer follows
+            break
+        self._answered = status != STATUS_FAULT  # after a fault report the firmware ends (a board restarts)
         if status == STATUS_FAULT:  # the firmware crashed: its fault report answers whatever was asked
             raise TargetError(command, status, payload.decode(errors="replace"))
+        if status == STATUS_BAD_CRC:  # the request was damaged, perhaps in its command byte
+            raise TargetError(command, status, payload.decode(errors="replace"))
+        if status == STATUS_GUARD and got == command | RESPONSE:
+            raise GuardTripped(command, status, payload.decode(errors="replace"))
         if got != command | RESPONSE:
             raise ProtocolError(f"{self.name} answered {COMMAND_NAMES.get(got & 0x7F, hex(got))} to "
                                 f"{COMMAND_NAMES.get(command, hex(command))}")
@@ -273,29 +383,31 @@ class Link:
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         prev = b""
         while True:
-            b = self._read(1, deadline)
+            b = self._read(1, deadline, started=False)
             if prev == MAGIC[:1] and b == MAGIC[1:]:
                 break
             if prev:
                 self.skipped_bytes += 1
             prev = b
-        header = self._read(HEADER.size, deadline)
+        header = self._read(HEADER.size, deadline, started=True)
         command, status, length = HEADER.unpack(header)
         if length > MAX_PAYLOAD:
             raise LinkCRCError(f"damaged frame from {self.name}: implausible length {length}")
-        rest = self._read(length + 4, deadline)
+        rest = self._read(length + 4, deadline, started=True)
         payload, (crc,) = rest[:length], struct.unpack("<I", rest[length:])
         if zlib.crc32(header + payload) != crc:
             raise LinkCRCError(f"damaged frame from {self.name}: CRC mismatch on a {length}-byte "
                                f"{COMMAND_NAMES.get(command & 0x7F, hex(command))} answer")
         return command, status, payload
 
-    def _read(self, n: int, deadline: float) -> bytes:
+    def _read(self, n: int, deadline: float, started: bool = False) -> bytes:
         buf = bytearray()
         while len(buf) < n:
             if time.monotonic() > deadline:
-                raise LinkTimeout(f"no answer from {self.name} in time ({len(buf)}/{n} bytes of a frame part "
-                                  f"arrived){self._context()}")
+                if started:
+                    raise LinkTimeout(f"no answer from {self.name} in time: the answer stopped half way ({len(buf)}/{n} "
+                                      f"bytes of a frame part arrived){self._context()}", frame_started=True)
+                raise LinkTimeout(f"no answer from {self.name} in time{self._context()}")
             try:
                 chunk = self.port.read(n - len(buf))
             except (serial.SerialException, OSError) as exc:
@@ -316,3 +428,14 @@ class Link:
             return ""
         extra = self.describe()
         return f": {extra}" if extra else ""
+
+
+def _line_fault(exc: LinkError, command: int) -> bool:
+    """A fault of the line, not of the target, after which sending `command` again is safe."""
+    if isinstance(exc, TargetError):
+        return exc.status == STATUS_BAD_CRC  # the firmware ignored the damaged request: resending is safe
+    if command not in IDEMPOTENT:
+        return False  # it may have been executed: the caller decides (device.run_sets repeats the input set)
+    if isinstance(exc, LinkTimeout):
+        return exc.frame_started  # silence is not retried: a board that never answers fails in `timeout`
+    return isinstance(exc, LinkCRCError)

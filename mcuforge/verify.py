@@ -169,7 +169,7 @@ def verify_host(compiled, input_sets: Sequence[Sequence[np.ndarray]], work_dir=N
 
 
 def verify_board(compiled, input_sets: Sequence[Sequence[np.ndarray]], board_name: str, port=None,
-                 progress=lambda msg: None, isolate: bool = True, src_dir=None) -> list[CaseResult]:
+                 progress=lambda msg: None, isolate: bool = True, src_dir=None, guard: bool = False) -> list[CaseResult]:
     """Generate C (or take `src_dir`), build the firmware for the board, run every input set there
     (QEMU or a board on `port`) and compare the outputs with TFLM byte for byte. On a mismatch, read
     back every layer's output for the first failing input and name the first layer that differs."""
@@ -186,7 +186,7 @@ def verify_board(compiled, input_sets: Sequence[Sequence[np.ndarray]], board_nam
     with tempfile.TemporaryDirectory(prefix="mcuforge-board-") as tmp:
         out = Path(src_dir) if src_dir else emit(compiled, Path(tmp) / "model", "model")
         progress(f"building the firmware for {board.name}")
-        fw = build_generated(out, board, build_dir=Path(tmp) / "build")
+        fw = build_generated(out, board, build_dir=Path(tmp) / "build", guard=guard)
         progress(f"running {len(input_sets)} input(s) on {board.name}")
         with connect(board, fw.elf, port) as link:
             run = run_sets(link, input_sets, [prog.buffers[o].type for o in prog.outputs])

@@ -194,7 +194,7 @@ def test_echo_model_on_qemu(firmwares, name):
     with session(firmwares, name) as q:
         link = q.link
         info = link.info()
-        assert (info.model_name, info.board_name, info.protocol_version) == ("echo", name, 1)
+        assert (info.model_name, info.board_name, info.protocol_version) == ("echo", name, 2)
         assert (info.num_inputs, info.num_outputs, info.num_layers, info.arena_size) == (2, 2, 2, 160)
         assert info.input_sizes == SIZES and info.output_sizes == SIZES
         assert info.unit == "instructions" and info.units_per_tick == fw.board.timer.units_per_tick

@@ -4,7 +4,14 @@
  *
  * Memory: no receive buffer for inputs (WRITE_INPUT streams straight into the model's input buffer
  * after checking index and size from the header), one u64 timestamp per layer for the profile.
+ *
+ * A frame whose bytes stop coming (the line went quiet for MCU_RX_GAP_POLLS polls of the UART in
+ * the middle of it) is abandoned without an answer, and the harness looks for the next magic.
+ *
+ * Guard build (MCU_GUARD=1): the harness owns the model's arena, between two canaries, and checks
+ * them and the canary at the stack limit after every RUN (see PROTOCOL.md, "Guard build").
  */
+#include <setjmp.h>
 #include <string.h>
 
 #include "mcu_protocol.h"
@@ -96,10 +103,21 @@ static void send_error_n(uint8_t command, uint8_t status, const char *what, uint
 /* ---------------------------------------------------------------- frames in */
 
 static uint32_t rx_crc;
+static jmp_buf frame_abandoned; /* where a frame whose bytes stopped coming is given up */
+
+/* The next byte of the frame being read; abandons the frame if the line goes quiet. */
+static uint8_t frame_byte(void)
+{
+    uint8_t b;
+    if (!mcu_uart_getc_within(&b, MCU_RX_GAP_POLLS)) {
+        longjmp(frame_abandoned, 1);
+    }
+    return b;
+}
 
 static uint8_t get_byte(void)
 {
-    const uint8_t b = mcu_uart_getc();
+    const uint8_t b = frame_byte();
     rx_crc = mcu_crc32(rx_crc, &b, 1u);
     return b;
 }
@@ -124,10 +142,10 @@ static void drain(uint32_t n)
 static int crc_ok(uint8_t command)
 {
     const uint32_t expected = rx_crc;
-    uint32_t got = mcu_uart_getc();
-    got |= (uint32_t)mcu_uart_getc() << 8;
-    got |= (uint32_t)mcu_uart_getc() << 16;
-    got |= (uint32_t)mcu_uart_getc() << 24;
+    uint32_t got = frame_byte();
+    got |= (uint32_t)frame_byte() << 8;
+    got |= (uint32_t)frame_byte() << 16;
+    got |= (uint32_t)frame_byte() << 24;
     if (got != expected) {
         mcu_send_error(command, MCU_STATUS_BAD_CRC, "CRC mismatch: frame damaged in transit, request ignored");
         return 0;
@@ -143,7 +161,7 @@ static void wait_for_magic(void)
         while (b != MCU_PROTO_MAGIC0) {
             b = mcu_uart_getc();
         }
-        b = mcu_uart_getc();
+        b = mcu_uart_getc(); /* between frames the line may rest as long as it likes */
         if (b == MCU_PROTO_MAGIC1) {
             return;
         }
@@ -229,13 +247,99 @@ static void cmd_probe(const uint8_t *payload, uint32_t length)
     }
 }
 
+/* ---------------------------------------------------------------- guard */
+
+#if MCU_GUARD
+#ifndef MCU_MODEL_SET_ARENA
+#error "a guard build needs MCU_MODEL_SET_ARENA (the model's set_arena) and the model built without its own arena"
+#endif
+void MCU_MODEL_SET_ARENA(uint8_t *arena);
+
+/* The model's arena between two canaries; the arena stays 16-byte aligned. */
+static uint8_t guarded_arena[MCU_GUARD_BYTES + MCU_MODEL_ARENA_SIZE + MCU_GUARD_BYTES] __attribute__((aligned(16)));
+
+enum { GUARD_ARENA_START, GUARD_ARENA_END, GUARD_STACK_LIMIT, GUARD_ZONES };
+static const char *const guard_names[GUARD_ZONES] = {"arena-start", "arena-end", "stack-limit"};
+
+static uint8_t *guard_zone(int zone)
+{
+    switch (zone) {
+    case GUARD_ARENA_START: return guarded_arena;
+    case GUARD_ARENA_END: return guarded_arena + MCU_GUARD_BYTES + MCU_MODEL_ARENA_SIZE;
+    default: return (uint8_t *)__stack_limit;
+    }
+}
+
+/* Canary byte i of a zone: no zeros, no runs, different in each zone. */
+static uint8_t guard_byte(int zone, uint32_t i)
+{
+    return (uint8_t)(0xC5u ^ (i * 0x3Du) ^ ((uint32_t)zone * 0x5Au)) | 0x01u;
+}
+
+static void guard_arm(void)
+{
+    for (int z = 0; z < GUARD_ZONES; z++) {
+        volatile uint8_t *p = guard_zone(z);
+        for (uint32_t i = 0; i < MCU_GUARD_BYTES; i++) {
+            p[i] = guard_byte(z, i);
+        }
+    }
+}
+
+/* After a run: 0 if every canary is intact, else a GUARD error sent (naming the canaries) and the
+   canaries re-armed for the next run. */
+static int guard_check(uint8_t command)
+{
+    static char text[200];
+    mcu_fmt_t f = {text, sizeof text, 0u};
+    int tripped = 0, first = -1;
+    uint32_t first_at = 0u;
+    for (int z = 0; z < GUARD_ZONES; z++) {
+        const volatile uint8_t *p = guard_zone(z);
+        for (uint32_t i = 0; i < MCU_GUARD_BYTES; i++) {
+            if (p[i] != guard_byte(z, i)) {
+                mcu_fmt_str(&f, tripped ? "," : "");
+                mcu_fmt_str(&f, guard_names[z]);
+                if (first < 0) {
+                    first = z;
+                    first_at = i;
+                }
+                tripped++;
+                break;
+            }
+        }
+    }
+    if (!tripped) {
+        return 0;
+    }
+    const volatile uint8_t *bad = guard_zone(first) + first_at;
+    mcu_fmt_str(&f, ": overwritten during the run of model " MCU_MODEL_NAME ": ");
+    mcu_fmt_str(&f, guard_names[first]);
+    mcu_fmt_str(&f, " byte ");
+    mcu_fmt_u32(&f, first_at);
+    mcu_fmt_str(&f, " at ");
+    mcu_fmt_hex(&f, (uint32_t)(uintptr_t)bad);
+    mcu_fmt_str(&f, " is ");
+    mcu_fmt_u32(&f, *bad);
+    mcu_fmt_str(&f, ", expected ");
+    mcu_fmt_u32(&f, guard_byte(first, first_at));
+    mcu_send_error(command, MCU_STATUS_GUARD, text);
+    guard_arm();
+    return 1;
+}
+#define INFO_FLAGS MCU_INFO_GUARDED
+#else
+#define INFO_FLAGS 0u
+#endif
+
 /* ---------------------------------------------------------------- commands */
 
 static void cmd_info(void)
 {
     uint32_t n = 2u + 2u + 4u * 4u + 4u * (MCU_MODEL_NUM_INPUTS + MCU_MODEL_NUM_OUTPUTS) + 8u;
     n += 3u + (uint32_t)(strlen(MCU_MODEL_NAME) + strlen(MCU_BOARD_NAME) + strlen(MCU_TIMER_UNIT));
-    const uint8_t version[4] = {(uint8_t)MCU_PROTO_VERSION, (uint8_t)(MCU_PROTO_VERSION >> 8), 0u, 0u};
+    const uint8_t version[4] = {(uint8_t)MCU_PROTO_VERSION, (uint8_t)(MCU_PROTO_VERSION >> 8), (uint8_t)INFO_FLAGS,
+                                (uint8_t)(INFO_FLAGS >> 8)};
     mcu_frame_begin(MCU_CMD_INFO | MCU_PROTO_RESPONSE, MCU_STATUS_OK, n);
     mcu_frame_write(version, 4u);
     write_u32(MCU_MODEL_NUM_INPUTS);
@@ -329,6 +433,11 @@ static void cmd_run(const uint8_t *payload, uint32_t length)
     for (int i = 0; profile_state == 1u && i <= MCU_MODEL_NUM_LAYERS; i++) {
         profile_ticks[i] -= t0;
     }
+#if MCU_GUARD
+    if (guard_check(MCU_CMD_RUN)) {
+        return;
+    }
+#endif
     if (rc != 0) {
         char text[64];
         mcu_fmt_t f = {text, sizeof text, 0u};
@@ -406,11 +515,10 @@ static void cmd_quit(const uint8_t *payload, uint32_t length)
     mcu_exit(code);
 }
 
-/* One request: magic, header, payload, CRC, then exactly one response frame. */
-static void serve_one(void)
+/* One request after its magic: header, payload, CRC, then exactly one response frame. */
+static void serve_frame(void)
 {
     static uint8_t payload[SMALL_PAYLOAD];
-    wait_for_magic();
     rx_crc = 0u;
     const uint8_t command = get_byte();
     (void)get_byte(); /* status: 0 in requests */
@@ -448,10 +556,24 @@ static void serve_one(void)
     }
 }
 
+static void serve_one(void)
+{
+    wait_for_magic();
+    if (setjmp(frame_abandoned) == 0) {
+        serve_frame();
+    }
+    /* else: the line went quiet in the middle of the frame; it is dropped without an answer */
+}
+
 int main(void)
 {
     mcu_uart_init();
+#if MCU_GUARD
+    MCU_MODEL_SET_ARENA(guarded_arena + MCU_GUARD_BYTES);
+    guard_arm();
+#endif
     __asm__ volatile("cpsie i" ::: "memory");
+    mcu_send_error(0u, MCU_STATUS_BOOT, "firmware for model " MCU_MODEL_NAME " on " MCU_BOARD_NAME " started");
     for (;;) {
         serve_one();
     }

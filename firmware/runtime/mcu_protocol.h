@@ -8,7 +8,7 @@
 #ifndef MCU_PROTOCOL_H
 #define MCU_PROTOCOL_H
 
-#define MCU_PROTO_VERSION 1u
+#define MCU_PROTO_VERSION 2u
 #define MCU_PROTO_MAGIC0 0xA5u
 #define MCU_PROTO_MAGIC1 0x5Au
 #define MCU_PROTO_RESPONSE 0x80u          /* response command = request command | 0x80 */
@@ -36,5 +36,10 @@
 #define MCU_STATUS_MODEL_ERROR 6u
 #define MCU_STATUS_NO_PROFILE 7u
 #define MCU_STATUS_FAULT 8u
+#define MCU_STATUS_BOOT 9u  /* unsolicited, command 0x80: the firmware (re)started */
+#define MCU_STATUS_GUARD 10u /* a guard build found a canary overwritten after RUN */
+
+/* INFO flags (the u16 after the version). */
+#define MCU_INFO_GUARDED 0x0001u /* a guard build: canaries around the arena and at the stack limit */
 
 #endif /* MCU_PROTOCOL_H */

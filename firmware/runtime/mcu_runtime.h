@@ -31,6 +31,8 @@ static inline void mcu_isb(void) { __asm__ volatile("isb" ::: "memory"); }
 void mcu_uart_init(void);
 void mcu_uart_putc(uint8_t c);
 uint8_t mcu_uart_getc(void);  /* blocks until a byte arrives */
+/* 1 and the byte in *c if one arrives within `polls` checks of the port, else 0 (the line is idle). */
+int mcu_uart_getc_within(uint8_t *c, uint32_t polls);
 void mcu_uart_flush(void);    /* blocks until every byte written has left */
 
 /* ---- timer.c: the board's timer (SysTick on QEMU under -icount, DWT cycle counter on boards) ---- */
@@ -47,6 +49,19 @@ static inline uint64_t mcu_ticks_to_units(uint64_t ticks)
 __attribute__((noreturn)) void mcu_exit(int code);  /* semihosting SYS_EXIT_EXTENDED or a system reset */
 void mcu_stack_paint(void);        /* fill the unused stack with a pattern */
 uint32_t mcu_stack_peak(void);     /* bytes of stack used since the last paint (high-water mark) */
+
+/* Guard build (MCU_GUARD=1): the lowest MCU_STACK_GUARD_BYTES of the stack hold a canary that
+   painting leaves alone; the harness checks it (and the arena's) after every RUN. */
+#ifndef MCU_GUARD
+#define MCU_GUARD 0
+#endif
+#define MCU_GUARD_BYTES 32u /* bytes of each canary: before the arena, after it, at the stack limit */
+#if MCU_GUARD
+#define MCU_STACK_GUARD_BYTES MCU_GUARD_BYTES
+#else
+#define MCU_STACK_GUARD_BYTES 0u
+#endif
+extern uint32_t __stack_top[], __stack_limit[];
 
 /* ---- crc32.c: CRC-32/ISO-HDLC (zlib.crc32): start from 0, feed bytes in pieces ---- */
 uint32_t mcu_crc32(uint32_t crc, const void *data, size_t n);

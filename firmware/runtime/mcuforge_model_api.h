@@ -17,6 +17,12 @@
  *   MCU_MODEL_OUTPUT_PTR    name of   const void *f(int index)
  *   MCU_MODEL_SET_PROFILER  name of   void f(void (*hook)(int layer))
  *
+ * Optional (a guard build needs it, and the model built without its own arena):
+ *
+ *   MCU_MODEL_SET_ARENA     name of   void f(uint8_t *arena): run on this 16-byte aligned arena of
+ *                           MCU_MODEL_ARENA_SIZE bytes (a generated model: <prefix>_set_arena, with
+ *                           -D<PREFIX>_EXTERNAL_ARENA; mcuforge.device passes both for --guard)
+ *
  * Semantics the generated code guarantees:
  *
  * - MCU_MODEL_RUN() runs one inference on the model's own static arena (no malloc, no other state)

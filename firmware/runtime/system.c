@@ -3,8 +3,6 @@
  */
 #include "mcu_runtime.h"
 
-extern uint32_t __stack_top[], __stack_limit[];
-
 /* ---- exit ---- */
 
 #if MCU_BOARD_EXIT == MCU_EXIT_SEMIHOSTING
@@ -45,14 +43,14 @@ void mcu_stack_paint(void)
     uint32_t *sp;
     __asm__ volatile("mov %0, sp" : "=r"(sp));
     sp -= 16; /* leave this function's own frame alone */
-    for (volatile uint32_t *p = __stack_limit; p < sp; p++) {
+    for (volatile uint32_t *p = __stack_limit + MCU_STACK_GUARD_BYTES / 4u; p < sp; p++) {
         *p = STACK_PAINT;
     }
 }
 
 uint32_t mcu_stack_peak(void)
 {
-    const volatile uint32_t *p = __stack_limit;
+    const volatile uint32_t *p = __stack_limit + MCU_STACK_GUARD_BYTES / 4u;
     while (p < __stack_top && *p == STACK_PAINT) {
         p++;
     }

@@ -43,6 +43,21 @@ uint8_t mcu_uart_getc(void)
     return (uint8_t)UART_DATA;
 }
 
+int mcu_uart_getc_within(uint8_t *c, uint32_t polls)
+{
+    do {
+        const uint32_t state = UART_STATE;
+        if (state & STATE_RX_FULL) {
+            if (state & STATE_OVERRUNS) {
+                UART_STATE = STATE_OVERRUNS;
+            }
+            *c = (uint8_t)UART_DATA;
+            return 1;
+        }
+    } while (polls-- != 0u);
+    return 0;
+}
+
 void mcu_uart_flush(void)
 {
     while (UART_STATE & STATE_TX_FULL) {
@@ -102,6 +117,21 @@ uint8_t mcu_uart_getc(void)
             USART_ICR = ISR_ORE; /* a lost byte shows up as a CRC error */
         }
     }
+}
+
+int mcu_uart_getc_within(uint8_t *c, uint32_t polls)
+{
+    do {
+        const uint32_t isr = USART_ISR;
+        if (isr & ISR_RXNE) {
+            *c = (uint8_t)USART_RDR;
+            return 1;
+        }
+        if (isr & ISR_ORE) {
+            USART_ICR = ISR_ORE;
+        }
+    } while (polls-- != 0u);
+    return 0;
 }
 
 void mcu_uart_flush(void)

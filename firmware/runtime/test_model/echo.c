@@ -5,7 +5,12 @@
 #include "echo.h"
 
 /* Arena layout: input 0 at 0 (37 B), input 1 at 48 (5 B), scratch at 64 and 104, outputs at 112 and 152. */
-static uint8_t echo_arena[ECHO_ARENA_SIZE] __attribute__((aligned(16)));
+#ifndef ECHO_EXTERNAL_ARENA
+static uint8_t echo_default_arena[ECHO_ARENA_SIZE] __attribute__((aligned(16)));
+static uint8_t *echo_arena = echo_default_arena;
+#else
+static uint8_t *echo_arena = NULL;
+#endif
 static const uint32_t echo_sizes[ECHO_NUM_INPUTS] = {37u, 5u};
 static const uint32_t echo_input_offsets[ECHO_NUM_INPUTS] = {0u, 48u};
 static const uint32_t echo_scratch_offsets[ECHO_NUM_INPUTS] = {64u, 104u};
@@ -13,6 +18,7 @@ static const uint32_t echo_output_offsets[ECHO_NUM_OUTPUTS] = {112u, 152u};
 static void (*echo_profiler)(int layer) = NULL;
 
 void echo_set_profiler(void (*hook)(int layer)) { echo_profiler = hook; }
+void echo_set_arena(uint8_t *arena) { echo_arena = arena; }
 
 void *echo_input(int i)
 {
@@ -41,11 +47,26 @@ static int echo_special(const char *word)
     return memcmp(echo_arena + echo_input_offsets[1], word, 5u) == 0;
 }
 
+/* What a stack overflow leaves behind: a write to the lowest words of the stack region. */
+extern uint32_t __stack_limit[];
+
 int echo_run(void)
 {
     volatile int divisor = 0;
+    if (echo_arena == NULL) {
+        return -1;
+    }
     if (echo_special("fail!")) {
         return 7;
+    }
+    if (echo_special("over!")) {
+        ((volatile uint8_t *)echo_arena)[ECHO_ARENA_SIZE + 2] = 0u; /* a buffer overrun past the arena */
+    }
+    if (echo_special("undr!")) {
+        ((volatile uint8_t *)echo_arena)[-1] = 0u; /* an underrun before it */
+    }
+    if (echo_special("deep!")) {
+        ((volatile uint32_t *)__stack_limit)[3] = 0u; /* the stack reached its limit */
     }
     if (echo_profiler) echo_profiler(0);
     for (int t = 0; t < ECHO_NUM_INPUTS; t++) {

@@ -17,5 +17,6 @@ int echo_run(void);
 void *echo_input(int i);
 const void *echo_output(int i);
 void echo_set_profiler(void (*hook)(int layer));
+void echo_set_arena(uint8_t *arena); /* with -DECHO_EXTERNAL_ARENA: no built-in arena */
 
 #endif /* ECHO_H */

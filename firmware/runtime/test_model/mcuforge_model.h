@@ -5,7 +5,9 @@
  *   layer 1 adds 1 into the outputs, then burns exactly 2 * ECHO_BURN_ITERATIONS instructions
  *           (a known amount of work, to calibrate the timer against).
  * Test hooks: when input 1 is "fail!" the run returns error 7, "fault" divides by zero in layer 1
- * (a UsageFault), "hang!" loops forever in layer 1, "burn" + byte k burns k times as long (k may be 0).
+ * (a UsageFault), "hang!" loops forever in layer 1, "burn" + byte k burns k times as long (k may be 0);
+ * "over!" writes a byte just past the arena, "undr!" just before it, "deep!" a word at the stack limit
+ * (what a guard build must catch).
  * Laid out as mcuforge's code generator lays out a real model (see mcuforge_model_api.h).
  */
 #ifndef MCUFORGE_MODEL_H
@@ -24,5 +26,6 @@
 #define MCU_MODEL_INPUT_PTR echo_input
 #define MCU_MODEL_OUTPUT_PTR echo_output
 #define MCU_MODEL_SET_PROFILER echo_set_profiler
+#define MCU_MODEL_SET_ARENA echo_set_arena
 
 #endif /* MCUFORGE_MODEL_H */
