@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mcuforge.errors import ModelError
+
 from .memory import Alias, Buffer, Constraint, InPlace, MemoryPlan, plan_memory
 from .program import Program
 
 ALIGNMENT = 4  # word alignment: every kernel's loads are word-sized at most
+MAX_ARENA_BYTES = 1 << 31  # half of a 32-bit address space: no microcontroller has more RAM
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,7 @@ def buffer_records(program: Program) -> tuple[list[Buffer], list[Constraint]]:
     for step, b in enumerate(program.bindings):
         if b.kernel.view:
             constraints.append(Alias(b.out, b.args[0]))
-        elif b.kernel.in_place and b.args and _dies_at(b.args[0], step, last, program) \
-                and b.args[0] not in program.outputs:
+        elif b.kernel.in_place and b.args and _dies_at(b.args[0], step, last, program):
             constraints.append(InPlace(b.out, b.args[0]))
         if b.kernel.scratch_bytes:
             buffers.append(Buffer(f"scratch{step}", b.kernel.scratch_bytes, ALIGNMENT, step, step))
@@ -57,16 +59,25 @@ def buffer_records(program: Program) -> tuple[list[Buffer], list[Constraint]]:
 
 
 def _dies_at(name: str, step: int, last: dict[str, int], program: Program) -> bool:
-    """`name` (and every view of it) is read for the last time at `step`."""
-    group = {name}
-    for b in program.bindings:
+    """`name` is read for the last time at `step`, and so is all of its storage: the tensor it is a
+    view of and every view of that, none of them a graph output."""
+    source = {b.out: b.args[0] for b in program.bindings if b.kernel.view}
+    root = name
+    while root in source:
+        root = source[root]
+    group = {root}
+    for b in program.bindings:  # views follow their sources in the schedule
         if b.kernel.view and b.args[0] in group:
             group.add(b.out)
-    return all(last.get(g, -1) <= step for g in group) and last.get(name, -1) == step
+    return (last.get(name, -1) == step and all(last.get(g, -1) <= step for g in group)
+            and not group & set(program.outputs))
 
 
 def plan_arena(program: Program, algorithms=None) -> ArenaPlan:
     buffers, constraints = buffer_records(program)
     plan = plan_memory(buffers, constraints, algorithms)
+    if plan.arena_bytes > MAX_ARENA_BYTES:
+        raise ModelError(f"the model needs an arena of {plan.arena_bytes:,} B, more than a Cortex-M can address "
+                         f"({MAX_ARENA_BYTES:,} B at most)")
     scratch = max((b.size for b in buffers if b.name.startswith("scratch")), default=0)
     return ArenaPlan(plan, tuple(buffers), tuple(constraints), scratch)
