@@ -14,6 +14,7 @@ Each kernel call is rendered by its target's template (`KernelCall.template`) wi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -63,7 +64,10 @@ class KernelContext:
     layer: int
 
 
-def _env(directory: Path | str) -> jinja2.Environment:
+@functools.lru_cache(maxsize=None)
+def _env(directory: str) -> jinja2.Environment:
+    """One environment per template directory, so each template is parsed once per process (Jinja
+    still reloads a template whose file changed)."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(directory)), undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
@@ -102,7 +106,7 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
     p = check_identifier(prefix)
     P = p.upper()
     prog, arena = compiled.program, compiled.arena
-    root = _env(_templates_root())
+    root = _env(str(_templates_root()))
     common = {"p": p, "P": P, "version": __version__, "source": Path(source).name}
     constants: list[dict[str, Any]] = []
     layers: list[dict[str, str]] = []
@@ -127,7 +131,7 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
         else:
             target = get_target(kc.info.target)
             try:
-                tmpl = _env(target.templates).get_template(kc.template)
+                tmpl = _env(str(target.templates)).get_template(kc.template)
             except jinja2.TemplateNotFound:
                 raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): target '{target.name}' has no "
                                    f"template {kc.template}") from None
