@@ -5,6 +5,7 @@ collected so that one error names every unsupported operator, with its index and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,28 @@ def tensor_type(t: TflTensor) -> TensorType:
             q = QuantParams(t.quant.scale, t.quant.zero_point, t.quant.axis)
         except ValueError as e:
             raise ModelError(f"tensor {t.index} '{t.name}': bad quantization: {e}") from None
+        _check_quant(t, q)
     return TensorType(t.shape, t.dtype, q)
+
+
+# Quantize(x) = x / scale stays finite in float32 (as TFLite computes it) for |x| up to 3e8.
+MIN_SCALE = 1e-30
+
+
+def _check_quant(t: TflTensor, q: QuantParams) -> None:
+    """Scales finite and at least MIN_SCALE (zero allowed only in constants: an all-zero weight
+    channel), zero points within the tensor's integer type: no converter writes anything else,
+    and the multipliers and clamps derived from them would be undefined."""
+    where = f"tensor {t.index} '{t.name}': bad quantization"
+    for s in q.scale:
+        if not (math.isfinite(s) and (s >= MIN_SCALE or (s == 0 and t.is_const))):
+            raise ModelError(f"{where}: scale {s!r} (scales must be finite and at least {MIN_SCALE:g})")
+    kind = np.dtype(DTYPES[t.dtype]).kind
+    if kind in "iu":
+        info = np.iinfo(DTYPES[t.dtype])
+        for z in q.zero_point:
+            if not info.min <= z <= info.max:
+                raise ModelError(f"{where}: zero point {z} outside the {t.dtype} range [{info.min}, {info.max}]")
 
 
 class _Ctx:
@@ -87,6 +109,7 @@ def import_graph(graph: TflGraph) -> ImportResult:
                 f"tensor {idx} '{t.name}' has a dynamic shape {list(t.shape)} (signature has -1); "
                 "only static shapes are supported"
             )
+    _check_outputs(graph)
     acts = [t for t in graph.tensors if not t.is_const]
     if acts and all(t.dtype == "float32" for t in acts):
         raise ModelError(
@@ -143,6 +166,9 @@ def import_graph(graph: TflGraph) -> ImportResult:
         ctx = _Ctx(graph, op.index, inputs, out_type)
         try:
             args, attrs = opdef.tflite[op.name](ctx)
+            for key, value in attrs.items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise ModelError(f"{where}: option {key} is {value}")
             view = OpView(tuple(a.type for a in args), out_type, attrs)
             issues = opdef.check(view)
             if issues:
@@ -173,6 +199,23 @@ def import_graph(graph: TflGraph) -> ImportResult:
     body = outs[0] if len(outs) == 1 else Tuple(tuple(outs))
     meta = {"source": graph.source, "description": graph.description}
     return ImportResult(Module({"main": Function(tuple(params), body)}, meta))
+
+
+def _check_outputs(graph: TflGraph) -> None:
+    """Every model output must be computed by an operator: a model without outputs, or whose
+    output is a constant or one of its inputs, has nothing to compile."""
+    if not graph.outputs:
+        raise ModelError(f"{graph.source}: the model has no outputs")
+    written = {t for op in graph.operators for t in op.outputs}
+    for idx in graph.outputs:
+        t = graph.tensors[idx]
+        what = f"model output tensor {idx} '{t.name}'"
+        if t.is_const:
+            raise ModelError(f"{what} is a constant; every output must be computed by an operator")
+        if idx in graph.inputs:
+            raise ModelError(f"{what} is also a model input; every output must be computed by an operator")
+        if idx not in written:
+            raise ModelError(f"{what} is not written by any operator")
 
 
 def _placeholder(env: dict[int, Any], t: TflTensor) -> None:

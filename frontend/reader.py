@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import flatbuffers
 import numpy as np
 import tflite
 
@@ -143,11 +144,11 @@ def _read(blob: bytes, source: str) -> TflGraph:
     codes = []
     for i in range(model.OperatorCodesLength()):
         oc = model.OperatorCodes(i)
-        code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
+        code = max(builtin_code_field(oc), int(oc.DeprecatedBuiltinCode()))
         name = _BUILTIN_NAMES.get(code, f"BUILTIN_{code}")
         if name == "CUSTOM":
             custom = oc.CustomCode()
-            name = f"CUSTOM:{custom.decode('utf-8', 'replace') if custom else '?'}"
+            name = f"CUSTOM:{_text(custom, 64) or '?'}"
         codes.append((name, int(oc.Version())))
 
     ops = []
@@ -164,7 +165,23 @@ def _read(blob: bytes, source: str) -> TflGraph:
     inputs = tensor_list(sg.InputsAsNumpy() if not sg.InputsIsNone() else [], "subgraph input", False)
     outputs = tensor_list(sg.OutputsAsNumpy() if not sg.OutputsIsNone() else [], "subgraph output", False)
     desc = model.Description()
-    return TflGraph(tensors, ops, inputs, outputs, desc.decode("utf-8", "replace") if desc else "", source)
+    return TflGraph(tensors, ops, inputs, outputs, _text(desc, 1000), source)
+
+
+def builtin_code_field(oc: Any) -> int:
+    """OperatorCode.builtin_code as stored. The `tflite` package's BuiltinCode() returns the
+    deprecated byte instead whenever the field is below 127, but TFLM takes the larger of the two
+    fields (GetBuiltinCode): a file where they disagree would otherwise run a different operator."""
+    o = oc._tab.Offset(10)  # the field's vtable slot in the schema
+    return int(oc._tab.Get(flatbuffers.number_types.Int32Flags, o + oc._tab.Pos)) if o else 0
+
+
+def _text(raw: bytes | None, limit: int) -> str:
+    """A name or description from the file, made safe to print on one line (error messages, reports):
+    non-printable characters (newlines, escapes, NUL) escaped, at most `limit` characters."""
+    s = (raw or b"").decode("utf-8", "replace")
+    s = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
+    return s if len(s) <= limit else s[:limit] + "..."
 
 
 def _options(o: Any) -> Any:
@@ -181,7 +198,7 @@ def _options(o: Any) -> Any:
 
 
 def _read_tensor(blob: bytes, t: Any, index: int, buffers: list[Any], source: str) -> TflTensor:
-    name = (t.Name() or b"").decode("utf-8", "replace") or f"tensor_{index}"
+    name = _text(t.Name(), 1000) or f"tensor_{index}"
     dtype = _TFL_DTYPES.get(int(t.Type()), f"type{int(t.Type())}")
     shape = tuple(int(d) for d in (t.ShapeAsNumpy() if not t.ShapeIsNone() else []))
     sig = tuple(int(d) for d in (t.ShapeSignatureAsNumpy() if not t.ShapeSignatureIsNone() else []))
@@ -191,6 +208,9 @@ def _read_tensor(blob: bytes, t: Any, index: int, buffers: list[Any], source: st
     if any(d < 0 for d in shape):
         shape = tuple(max(d, 1) for d in shape)
     quant = _read_quant(t.Quantization())
+    if quant is not None and len(quant.zero_point) not in (1, len(quant.scale)):
+        raise ModelError(f"{source}: tensor {index} '{name}' has {len(quant.scale)} quantization scale(s) but "
+                         f"{len(quant.zero_point)} zero point(s)")
     data = None
     b = int(t.Buffer())
     if not 0 <= b < len(buffers):
@@ -230,5 +250,7 @@ def _read_quant(q: Any) -> TflQuant | None:
     if q is None or q.ScaleIsNone() or q.ScaleLength() == 0:
         return None
     scale = tuple(float(s) for s in q.ScaleAsNumpy().astype(np.float32))
-    zp = tuple(int(z) for z in q.ZeroPointAsNumpy()) if not q.ZeroPointIsNone() else (0,) * len(scale)
-    return TflQuant(scale, zp or (0,) * len(scale), int(q.QuantizedDimension()))
+    # No zero points is not "zero points 0": TFLM then treats the tensor as not quantized at all
+    # (scale 0), so the importer refuses it rather than guess.
+    zp = tuple(int(z) for z in q.ZeroPointAsNumpy()) if not q.ZeroPointIsNone() else ()
+    return TflQuant(scale, zp, int(q.QuantizedDimension()))

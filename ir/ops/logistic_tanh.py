@@ -76,6 +76,16 @@ def _output_quant_check(name: str):
     return check
 
 
+def input_scale_in_range(v: OpView) -> str | None:
+    """The input scale must lie in [2^-28, 16): the kernel's input left shift (from TFLM's Prepare)
+    is then in 0..31; outside it, the fixed-point arithmetic is undefined."""
+    q = v.args[0].quant
+    if q is None or q.per_channel:
+        return None  # reported by quantized_per_tensor_io
+    _, shift = math.frexp(float(np.float32(q.s)) * float(1 << (31 - INPUT_INTEGER_BITS)))
+    return None if 0 <= shift <= 31 else f"input scale {q.s:.8g} gives an input shift of {shift}"
+
+
 for _name, _doc in (("logistic", "The sigmoid 1 / (1 + exp(-x)) on int8 (output scale 1/256, zero point -128)."),
                     ("tanh", "The hyperbolic tangent on int8 (output scale 1/128, zero point 0).")):
     register(OpDef(
@@ -84,6 +94,7 @@ for _name, _doc in (("logistic", "The sigmoid 1 / (1 + exp(-x)) on int8 (output 
         doc=_doc,
         infer=infer,
         reference=_kernel(_name),
-        checks=(c.int8_activations, c.quantized_per_tensor_io, _output_quant_check(_name), rank_at_most_6),
+        checks=(c.int8_activations, c.quantized_per_tensor_io, _output_quant_check(_name), input_scale_in_range,
+                rank_at_most_6),
         tflite={_name.upper(): parse},
     ))

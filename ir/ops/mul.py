@@ -21,6 +21,17 @@ def multiplier(s1: float, s2: float, s_out: float) -> tuple[int, int]:
     return quant.quantize_multiplier(s1 * s2 / s_out)
 
 
+def multiplier_in_range(v: OpView) -> str | None:
+    """The output multiplier s1 * s2 / s_out must be below 2^15: above it, TFLM's
+    (x1 - zp1) * (x2 - zp2) shifted left by the multiplier's exponent overflows int32 (undefined
+    behaviour, so no bit-exact answer exists)."""
+    q1, q2, qo = v.args[0].quant, v.args[1].quant, v.out.quant
+    if q1 is None or q2 is None or qo is None or q1.per_channel or q2.per_channel or qo.per_channel:
+        return None  # reported by all_quantized_per_tensor
+    _, shift = multiplier(q1.s, q2.s, qo.s)
+    return None if shift <= 15 else f"s1 * s2 / s_out = {float(np.float32(q1.s)) * float(np.float32(q2.s)) / float(np.float32(qo.s)):.6g}"
+
+
 def reference(args, v: OpView):
     q1, q2, qo = v.args[0].quant, v.args[1].quant, v.out.quant
     m, s = multiplier(q1.s, q2.s, qo.s)
@@ -37,6 +48,7 @@ register(OpDef(
     doc="Element-wise multiplication of two int8 tensors with broadcasting and a fused activation.",
     infer=infer,
     reference=reference,
-    checks=(c.all_int8_activations, all_quantized_per_tensor, broadcastable, c.supported_fused_activation),
+    checks=(c.all_int8_activations, all_quantized_per_tensor, broadcastable, multiplier_in_range,
+            c.supported_fused_activation),
     tflite={"MUL": parse},
 ))

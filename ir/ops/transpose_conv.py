@@ -109,6 +109,18 @@ def positive_stride(v: OpView) -> str | None:
     return None if _nn.positive(*v.attrs["stride"]) else f"stride {v.attrs['stride']}"
 
 
+def input_lands_in_output(v: OpView) -> str | None:
+    """Each input row and column must land inside the output ((in - 1) * stride < out, as in every
+    transposed convolution that inverts a convolution)."""
+    x, out = v.args[0].shape, tuple(v.attrs["output_shape"])
+    if len(x) != 4 or len(out) != 4:
+        return None  # reported by shapes_match
+    (sh, sw), (h, w), (oh, ow) = v.attrs["stride"], x[1:3], out[1:3]
+    if (h - 1) * sh < oh and (w - 1) * sw < ow:
+        return None
+    return f"input {h}x{w} with stride {sh}x{sw} reaches beyond the {oh}x{ow} output"
+
+
 register(OpDef(
     name="transpose_conv",
     kind=OpKind.COMPLEX,
@@ -117,6 +129,6 @@ register(OpDef(
     infer=infer,
     reference=reference,
     checks=(c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, shapes_match, weights_quant,
-            bias_per_channel, positive_stride, c.supported_fused_activation),
+            bias_per_channel, positive_stride, input_lands_in_output, c.supported_fused_activation),
     tflite={"TRANSPOSE_CONV": parse},
 ))
