@@ -167,7 +167,9 @@ def import_graph(graph: TflGraph) -> ImportResult:
         try:
             args, attrs = opdef.tflite[op.name](ctx)
             for key, value in attrs.items():
-                if isinstance(value, float) and not math.isfinite(value):
+                # a float pad value is data copied as is (-inf pads for a max pool); other float
+                # options are scale factors the integer kernels derive multipliers from
+                if key != "pad_value" and isinstance(value, float) and not math.isfinite(value):
                     raise ModelError(f"{where}: option {key} is {value}")
             view = OpView(tuple(a.type for a in args), out_type, attrs)
             issues = opdef.check(view)

@@ -387,3 +387,14 @@ def test_worker_runs_under_the_address_space_limit(limited):
     limits = Path(f"/proc/{limited.proc.pid}/limits").read_text()
     line = next(x for x in limits.splitlines() if x.startswith("Max address space"))
     assert line.split()[3:5] == [str(MEMORY_LIMIT), str(MEMORY_LIMIT)], line
+
+
+def test_pool_window_near_2_to_31(tmp_path, capsys):
+    """Was: compiled, then `verify --on reference` tried to allocate 192 GiB of padding, and TFLM's
+    int window arithmetic gave undefined results (FilterWidth 2^31 - 1; verify step, seed 11 mutant
+    948). The numpy references now pad only for taps that read real elements, and such windows are
+    refused."""
+    def edit(doc):
+        sg(doc)["operators"][0]["options"]["fields"]["FilterWidth"] = 2**31 - 1
+    assert_refused(capsys, tmp_path, mutated(tmp_path, MODELS / "average_pool_2d_2x2_s2_same_odd.tflite", edit),
+                   "#0 AVERAGE_POOL_2D", "beyond 32768")

@@ -91,8 +91,19 @@ def valid_window_fits(v: OpView) -> str | None:
     return None if fh <= h and fw <= w else f"filter {fh}x{fw} on a {h}x{w} input"
 
 
+MAX_WINDOW = 1 << 15
+
+
+def window_not_absurd(v: OpView) -> str | None:
+    """Filter sizes and strides must be at most 32768: TFLM computes window bounds and padding in
+    int, and windows near 2^31 give it undefined results (no real input is that large)."""
+    vals = (*v.attrs["filter"], *v.attrs["stride"])
+    return None if all(x <= MAX_WINDOW for x in vals) else \
+        f"filter {v.attrs['filter']}, stride {v.attrs['stride']} beyond {MAX_WINDOW}"
+
+
 _CHECKS = (c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, same_io_quant, positive_window,
-           valid_window_fits, c.supported_fused_activation)
+           window_not_absurd, valid_window_fits, c.supported_fused_activation)
 
 register(OpDef(
     name="average_pool_2d",
