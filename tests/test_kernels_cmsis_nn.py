@@ -16,6 +16,7 @@ Layers of checks, all exact (element by element, the first mismatches printed wi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import shutil
@@ -91,6 +92,74 @@ def test_fast_requantize_equals_tflm_requantize(tmp_path):
     assert out == "", out[:1000]
 
 
+RQ_PROGRAM = r"""
+#include <stdio.h>
+#include "mcu_cmsis_dsp.h"
+#include "mcu_kernels_cmsis_nn.h"
+int main(void) {
+    long x, m, s, off, lo, hi, r0, r1, r2;
+    while (scanf("%ld %ld %ld %ld %ld %ld %ld %ld %ld", &x, &m, &s, &off, &lo, &hi, &r0, &r1, &r2) == 9) {
+        const int32_t rq[3] = {(int32_t)r0, (int32_t)r1, (int32_t)r2};
+        const int32_t fast = mcu_cmsis_rq_clamp((int32_t)x, rq, (int32_t)lo, (int32_t)hi);
+        int32_t tflm = mcu_requantize((int32_t)x, (int32_t)m, (int)s) + (int32_t)off;
+        tflm = tflm < lo ? (int32_t)lo : tflm > hi ? (int32_t)hi : tflm;
+        if (fast != tflm) {
+            printf("x=%ld m=%ld s=%ld off=%ld rq={%ld,%ld,%ld}: %d, TFLM %d\n", x, m, s, off, r0, r1, r2, (int)fast,
+                   (int)tflm);
+        }
+    }
+    return 0;
+}
+"""
+
+
+def rq_trials(rng, n: int):
+    """(accumulator bounds, multiplier, shift, output offset, clamp) per trial: shifts over the whole
+    range, bounds from tiny to past 2^30 (no proof), some degenerate (a single accumulator, as an
+    all-zero weight row gives) and near +-2^30."""
+    for i in range(n):
+        m = int(rng.integers(2**30, 2**31)) if i % 11 else int(rng.integers(0, 2**31))
+        s = int(rng.integers(-31, 31)) if i % 3 == 0 else -int(rng.integers(0, 12))
+        off = int(rng.integers(-128, 128))
+        clamp = (-128, 127) if i % 4 else tuple(sorted(int(v) for v in rng.integers(-128, 128, 2)))
+        mag = 2 ** int(rng.integers(4, 32))
+        a, b = sorted(int(v) for v in rng.integers(-mag, mag, 2))
+        if i % 7 == 0:
+            a = b = int(rng.choice([2**30, -(2**30), 2**30 - 1, -(2**30) + 1, 0, b]))
+        yield max(a, -(2**31)), min(b, 2**31 - 1), m, s, off, clamp
+
+
+@needs_gcc
+def test_fast_requant_records_equal_tflm(tmp_path):
+    """mcu_cmsis_rq_clamp on the planner's records (cmsis_nn.requant_records) equals TFLM's
+    requantization + offset + clamp for accumulators across each proven range: both ends, the
+    middle, random values, values around 0 and at rounding ties of the right shift; and the planner refuses
+    (None) only where the fast form could differ (checked: some trials are refused, some prove
+    constant channels)."""
+    src = tmp_path / "t.c"
+    src.write_text(RQ_PROGRAM)
+    exe = tmp_path / "t"
+    subprocess.run(["gcc", *CFLAGS, DSP_EMULATE, "-I", str(KERNELS), "-I", str(INCLUDE), str(src), "-o", str(exe)],
+                   check=True)
+    rng = np.random.default_rng(9)
+    lines, refused, constant = [], 0, 0
+    for lo, hi, m, s, off, (amin, amax) in rq_trials(rng, 3000):
+        rec = cmsis_nn.requant_records(np.array([lo]), np.array([hi]), np.array([m]), np.array([s]), off, amin, amax)
+        if rec is None:
+            refused += 1
+            continue
+        constant += int(rec[0] == 0)
+        xs = {lo, hi, (lo + hi) // 2, *rng.integers(lo, hi + 1, 40).tolist()}
+        xs |= {v for v in range(-3, 3) if lo <= v <= hi}  # small negative accumulators: y == 0 > acc
+        if -s >= 1:  # ties of the rounding divide: y = (k + 1/2) * 2^right
+            y = (rng.integers(-2**20, 2**20, 20) * 2 + 1) << (-s - 1)
+            xs |= {int(v) for v in (y << 31) // max(m, 1) if lo <= v <= hi}
+        lines += [f"{x} {m} {s} {off} {amin} {amax} {rec[0]} {rec[1]} {rec[2]}" for x in sorted(xs)]
+    assert refused > 50 and constant > 20 and len(lines) > 50000, (refused, constant, len(lines))
+    out = subprocess.run([str(exe)], input="\n".join(lines), capture_output=True, text=True, check=True).stdout
+    assert out == "", out[:1000]
+
+
 # ---- synthetic single-op calls -------------------------------------------------------------------
 
 def q(scale, zp=0, axis=0) -> QuantParams:
@@ -134,6 +203,25 @@ def conv_like(rng, op, hw, ic, oc, k, stride=(1, 1), dil=(1, 1), padding="SAME",
     return _call(op, args, attrs, q(0.06, rng.integers(-20, 21)))
 
 
+def extreme(call: Call, bias: dict[int, int], zero_rows: tuple[int, ...] = (), out_scale: float | None = None) -> Call:
+    """The call with some channels' biases set (e.g. past 2^30) and some weight rows all zero, as
+    trained models have (VWW): the planner proves those channels constant. With a tiny output
+    scale (requantization multipliers above 1: left shifts), no fast requantization exists and the
+    kernels take their general path."""
+    w, b = call.args[1], call.args[2]
+    wdata, bdata = w.data.copy(), b.data.copy()
+    axis = 3 if call.op == "depthwise_conv_2d" else 0
+    for ch in zero_rows:
+        np.moveaxis(wdata, axis, 0)[ch] = 0
+    for ch, v in bias.items():
+        bdata[ch] = v
+    args = (call.args[0], Constant("w", w.type, wdata), Constant("b", b.type, bdata))
+    out = call.type
+    if out_scale is not None:
+        out = TensorType(out.shape, out.dtype, q(out_scale, out.quant.zero_point[0]))
+    return Call(call.op, args, out, call.attrs, name="out")
+
+
 def conv(rng, hw, ic, oc, k, **kw) -> Call:
     return conv_like(rng, "conv_2d", hw, ic, oc, k, **kw)
 
@@ -163,10 +251,10 @@ def pool(rng, op, hw, ch, k, stride, padding="SAME", act="NONE") -> Call:
     return _call(op, [x], attrs, xq)
 
 
-def binary(rng, op, shape, act="NONE", same_input=False) -> Call:
+def binary(rng, op, shape, act="NONE", same_input=False, out_s=None) -> Call:
     a = Var("a", TensorType(shape, "int8", q(rng.uniform(0.01, 0.1), rng.integers(-128, 128))))
     b = a if same_input else Var("b", TensorType(shape, "int8", q(rng.uniform(0.01, 0.1), rng.integers(-128, 128))))
-    out_s = 0.15 if op == "add" else 0.2
+    out_s = out_s or (0.15 if op == "add" else 0.2)
     return _call(op, [a, b], {"activation": act}, q(out_s, rng.integers(-20, 21)))
 
 
@@ -191,6 +279,11 @@ CASES = {
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc3_relu_n1": lambda r: conv(r, (3, 5), 64, 3, (1, 1), act="RELU_N1_TO_1"),
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),
+    # 1x1 with in_c 16 / 32 / 64 / 128 and out_c % 4 == 0: Helium's two-pixel unrolled path
+    "conv_1x1_ic16_oc12_odd_px": lambda r: conv(r, (3, 5), 16, 12, (1, 1)),
+    "conv_1x1_ic32_oc8_s2": lambda r: conv(r, (9, 7), 32, 8, (1, 1), stride=(2, 2)),
+    "conv_1x1_ic64_oc8_relu": lambda r: conv(r, (4, 3), 64, 8, (1, 1), act="RELU"),
+    "conv_1x1_ic128_oc4": lambda r: conv(r, (3, 3), 128, 4, (1, 1)),
     # depthwise 3x3 fast path: interior and padded borders, channel tails
     "dw3x3_c8_same": lambda r: dwconv(r, (7, 7), 8, 1, (3, 3)),
     "dw3x3_c13_same_s2_even": lambda r: dwconv(r, (8, 8), 13, 1, (3, 3), stride=(2, 2), act="RELU6"),
@@ -198,6 +291,10 @@ CASES = {
     "dw3x3_c64_valid_noborder": lambda r: dwconv(r, (5, 6), 64, 1, (3, 3), padding="VALID"),
     "dw3x3_c3_1x1_input": lambda r: dwconv(r, (1, 1), 3, 1, (3, 3), act="RELU"),
     "dw3x3_c4_s1x2_nobias": lambda r: dwconv(r, (6, 9), 4, 1, (3, 3), stride=(1, 2), bias=False),
+    # depthwise 3x3 on tall maps (eight or more rows inside vertically): Helium's column path
+    "dw3x3_c5_tall_same": lambda r: dwconv(r, (13, 5), 5, 1, (3, 3)),
+    "dw3x3_c16_tall_s2_relu6": lambda r: dwconv(r, (20, 9), 16, 1, (3, 3), stride=(2, 2), act="RELU6"),
+    "dw3x3_c4_tall_dil2": lambda r: dwconv(r, (14, 6), 4, 1, (3, 3), dil=(2, 2)),
     # general depthwise: other filters, dilation, depth multipliers
     "dw5x5_c16_same": lambda r: dwconv(r, (6, 6), 16, 1, (5, 5)),
     "dw3x3_c5_dil2_same": lambda r: dwconv(r, (9, 9), 5, 1, (3, 3), dil=(2, 2)),
@@ -223,9 +320,22 @@ CASES = {
     "add_1x4x4x8": lambda r: binary(r, "add", (1, 4, 4, 8)),
     "add_1x5x5x3_relu": lambda r: binary(r, "add", (1, 5, 5, 3), "RELU"),
     "add_same_input": lambda r: binary(r, "add", (1, 3, 7), same_input=True),
+    # the smallest output scale TFLM allows: an output rescale without division (shift 0)
+    "add_output_shift_zero": lambda r: binary(r, "add", (1, 5, 7), out_s=1e-7),
     "mul_1x4x4x8": lambda r: binary(r, "mul", (1, 4, 4, 8)),
     "mul_1x6x5_relu6": lambda r: binary(r, "mul", (1, 6, 5), "RELU6"),
     "mul_square": lambda r: binary(r, "mul", (1, 2, 9), same_input=True),
+    # extreme biases: constant channels (zero weights, bias past +-2^30), and layers without a fast
+    # requantization proof (multipliers above 1)
+    "conv_1x1_ic8_oc6_zero_rows": lambda r: extreme(conv(r, (3, 5), 8, 6, (1, 1)), {0: 2**30, 3: -(2**30) - 9}, (0, 3)),
+    "conv_3x3_ic3_oc5_no_proof": lambda r: extreme(conv(r, (5, 5), 3, 5, (3, 3)), {2: 2**30 - 7}, (), 1e-5),
+    "dw3x3_c8_zero_rows": lambda r: extreme(dwconv(r, (5, 5), 8, 1, (3, 3)), {1: -(2**30) - 1, 6: 2**30}, (1, 6)),
+    "dw3x3_c4_no_proof": lambda r: extreme(dwconv(r, (5, 5), 4, 1, (3, 3)), {3: -(2**30) + 3}, (), 2e-5),
+    "dw3x3_c4_tall_no_proof": lambda r: extreme(dwconv(r, (12, 4), 4, 1, (3, 3)), {3: -(2**30) + 3}, (), 2e-5),
+    "conv_1x1_ic16_oc8_no_proof": lambda r: extreme(conv(r, (3, 3), 16, 8, (1, 1)), {2: 2**30 - 7}, (), 1e-5),
+    "dw3x3_c4_mult2_no_proof": lambda r: extreme(dwconv(r, (5, 5), 2, 2, (3, 3)), {3: 2**30}, (), 2e-5),
+    "fc_1x16x9_zero_rows": lambda r: extreme(fc(r, 1, 16, 9, per_channel=True), {4: 2**30}, (4,)),
+    "fc_2x20x6_no_proof": lambda r: extreme(fc(r, 2, 20, 6), {5: -(2**30)}, (), 1e-4),
     # softmax
     "softmax_1x10": lambda r: softmax(r, (1, 10)),
     "softmax_3x4x7_beta0p5": lambda r: softmax(r, (3, 4, 7), beta=0.5),
@@ -278,14 +388,16 @@ def test_kernel_model_equals_registry_reference(name):
 
 # symbol -> (parameter struct, the constant roles it reads in order, whether it takes scratch)
 SIGNATURES = {
-    "mcu_cmsis_conv2d_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift"), "int16_t"),
-    "mcu_cmsis_conv2d_1x1_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift"), None),
-    "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift"), None),
-    "mcu_cmsis_dwconv2d_3x3_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift"), None),
-    "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift"), None),
+    "mcu_cmsis_conv2d_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), "int16_t"),
+    "mcu_cmsis_conv2d_1x1_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
+                                "int16_t"),
+    "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
+    "mcu_cmsis_dwconv2d_3x3_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
+                                  "int16_t"),
+    "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
     "mcu_cmsis_avg_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_max_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
-    "mcu_cmsis_add_s8": ("mcu_cmsis_add_params", (), None),
+    "mcu_cmsis_add_s8": ("mcu_cmsis_add_params", ("table", "rq"), None),
     "mcu_cmsis_mul_s8": ("mcu_cmsis_mul_params", (), None),
     "mcu_cmsis_softmax_s8": ("mcu_cmsis_softmax_params", (), None),
 }
@@ -363,8 +475,9 @@ def harness_source(io: str = HOST_IO) -> str:
         n_in = 2 if sym in ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8") else 1
         args = [f"(const int8_t *)b[{i}]" for i in range(n_in)]
         casts = {"weights": "const int8_t *", "bias": "const int32_t *", "multiplier": "const int32_t *",
-                 "shift": "const int32_t *"}
-        args += [f"({casts[r]})b[{n_in + i}]" for i, r in enumerate(roles)]
+                 "shift": "const int32_t *", "table": "const int32_t *"}
+        args += [f"({casts[r]})b[{n_in + i}]" if r != "rq" else f"(bn[{n_in + i}] ? (const int32_t *)b[{n_in + i}] : NULL)"
+                 for i, r in enumerate(roles)]
         if scratch:
             args.append(f"({scratch} *)scratch")
         cases.append(f"""    if (strcmp(name, "{sym}") == 0) {{
@@ -387,7 +500,8 @@ static void *read_blob(uint32_t *n)
     return p;
 }
 
-static int run(const char *name, const int32_t *params, uint32_t np, void **b, void *scratch, int8_t *out)
+static int run(const char *name, const int32_t *params, uint32_t np, void **b, const uint32_t *bn, void *scratch,
+               int8_t *out)
 {
 """ + "\n".join(cases) + r"""
     return 2;
@@ -397,20 +511,20 @@ int main(void)
 {
     char name[64];
     while (read_bytes(name, 64)) {
-        uint32_t np, nb, n, inplace, out_n, scratch_n;
+        uint32_t np, nb, bn[8], inplace, out_n, scratch_n;
         void *b[8];
         free_all();
         int32_t *params = read_blob(&np);
         if (params == NULL || !read_bytes(&nb, 4) || nb > 8) return 4;
         for (uint32_t i = 0; i < nb; i++) {
-            if ((b[i] = read_blob(&n)) == NULL) return 4;
+            if ((b[i] = read_blob(&bn[i])) == NULL) return 4;
         }
         if (!read_bytes(&inplace, 4) || !read_bytes(&out_n, 4) || !read_bytes(&scratch_n, 4)) return 4;
         int8_t *out = inplace ? (int8_t *)b[0] : alloc(out_n + 16);
         void *scratch = alloc(scratch_n + 16);
         if (out == NULL || scratch == NULL) return 5;
         memset(scratch, 0x5a, scratch_n + 16);
-        const int rc = run(name, params, np / 4, b, scratch, out);
+        const int rc = run(name, params, np / 4, b, bn, scratch, out);
         if (rc) return rc;
         write_output(out, out_n);
     }
@@ -441,7 +555,9 @@ def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
     n_act = 2 if kc.symbol in ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8") else 1  # the op's activation operands
     op_args = [kc.constants[f"arg{i}"] if slot is None else inputs[slot] for i, slot in enumerate(kc.arg_map[:n_act])]
     blobs = [np.ascontiguousarray(x).tobytes() for x in op_args]
-    blobs += [np.ascontiguousarray(kc.constants[r]).tobytes() for r in roles]
+    # rq is optional (the planner omits it without a proof): an empty blob passes NULL
+    blobs += [b"" if r == "rq" and r not in kc.constants else np.ascontiguousarray(kc.constants[r]).tobytes()
+              for r in roles]
 
     def blob(b: bytes) -> bytes:
         return struct.pack("<I", len(b)) + b
@@ -512,6 +628,26 @@ def test_c_kernel_equals_kernel_model(harness, name):
     assert not (bad := check_outputs([name], [out[i:i + n] for i in range(0, len(out), n)])), "\n".join(bad)
 
 
+def test_c_kernel_general_requant_path(harness):
+    """Every case with fast requantization records run again without them (rq = NULL, what a layer
+    without a proof passes): the kernels' general requantization equals the kernel model too."""
+    names = [n for n in sorted(CASES) if "rq" in case_data(n)[2].constants]
+    recs, expected = [], []
+    for name in names:
+        kc, sets, flags = case_sets(name)
+        general = dataclasses.replace(kc, constants={r: v for r, v in kc.constants.items() if r != "rq"})
+        recs += [record(general, x, ip) for x, ip in zip(sets, flags)]
+        expected += [(name, j, kc.run(x)) for j, x in enumerate(sets)]
+    out = run_harness(harness, recs)
+    bad, pos = [], 0
+    for name, j, e in expected:
+        ours = np.frombuffer(out[pos:pos + e.nbytes], dtype=np.int8).reshape(e.shape)
+        pos += e.nbytes
+        if not np.array_equal(ours, e):
+            bad.append(f"{name} set {j}: " + first_mismatches(ours, e))
+    assert len(names) > 20 and pos == len(out) and not bad, "\n".join(bad)
+
+
 # ---- end to end against TFLite Micro -------------------------------------------------------------
 
 def host_check(compiled, n: int, seed: int, dsp: bool, monkeypatch) -> None:
@@ -559,25 +695,48 @@ def test_fixture_on_host_bit_exact(fixture, monkeypatch):
 
 
 def test_lowering_picks_the_kernel_variants():
-    """1x1 convolutions skip im2col (no scratch); others get two int16 im2col columns; weights keep
-    their natural layout; 3x3 depthwise with multiplier 1 takes the fast path; depthwise kernels
-    need no scratch and keep the layer's bias, the others fold it."""
+    """1x1 convolutions skip im2col (scratch: two int16 input pixels); others get two int16 im2col columns; weights keep
+    their natural layout; 3x3 depthwise with multiplier 1 takes the fast path (scratch: a pad row
+    and widened weights), the general depthwise none; depthwise kernels keep the layer's bias,
+    the others fold it."""
     rng = np.random.default_rng(0)
     _, k = lowered(conv(rng, (5, 5), 8, 4, (1, 1), stride=(2, 2)))
-    assert k.symbol == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 0
+    assert k.symbol == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 2 * 2 * 8
     call = conv(rng, (5, 5), 6, 4, (3, 3))
     _, k = lowered(call)
-    assert k.symbol == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 2 * 2 * 54
+    assert k.symbol == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 2 * 2 * 54 + 2 * 54
     w = call.args[1].data.reshape(4, 54).astype(np.int64)
     assert np.array_equal(k.constants["weights"], w)
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
     _, k = lowered(call)
-    assert k.symbol == "mcu_cmsis_dwconv2d_3x3_s8" and k.scratch_bytes == 0
+    assert k.symbol == "mcu_cmsis_dwconv2d_3x3_s8" and k.scratch_bytes == 8 + 72 * 2
     assert np.array_equal(k.constants["bias"], call.args[2].data)
     _, k = lowered(dwconv(rng, (6, 6), 4, 2, (3, 3), dil=(1, 2)))
     assert k.symbol == "mcu_cmsis_dwconv2d_s8" and k.scratch_bytes == 0
+
+
+def test_fast_requant_proof_per_layer():
+    """The extreme-bias cases: zero-weight channels become constant records {0, 2v + 1, 1}, the other
+    channels keep their multiplier; a huge bias on real weights leaves the layer without `rq`;
+    ordinary layers (every other case with a requantization) get one record per channel."""
+    for name in CASES:
+        kc = case_data(name)[2]
+        if "multiplier" not in kc.constants:
+            continue
+        rq = kc.constants.get("rq")
+        if name.endswith("no_proof"):
+            assert rq is None, name
+            continue
+        assert rq is not None and rq.shape == (3 * kc.constants["multiplier"].size,), name
+        recs = rq.reshape(-1, 3)
+        zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,)}
+        for ch, (m, add, right) in enumerate(recs.tolist()):
+            if ch in zero.get(name, ()):
+                assert (m, right) == (0, 1) and add % 2 == 1 and -128 <= add // 2 <= 127, (name, ch)
+            else:
+                assert (m, right) == (kc.constants["multiplier"][ch], -kc.constants["shift"][ch]), (name, ch)
 
 
 def test_generated_sources_cross_compile_for_cortex_m(tmp_path):

@@ -50,7 +50,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 8000), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
-                       kws_l0_shift, (int16_t *)(arena + 8492), (int8_t *)(arena + 0));
+                       kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8492), (int8_t *)(arena + 0));
     }
     /* layer 1: #1 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_1/Relu;functional_1/batch_normalization_1/FusedBatchNormV3;functional_1/depthwise_conv2d/depthwise;functional_1/depthwise_conv2d/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
     if (kws_profiler) kws_profiler(1);
@@ -65,7 +65,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l1_weights, kws_l1_bias, kws_l1_multiplier,
-                       kws_l1_shift, (int8_t *)(arena + 8000));
+                       kws_l1_shift, kws_l1_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 2: #2 CONV_2D conv_2d 'functional_1/activation_2/Relu;functional_1/batch_normalization_2/FusedBatchNormV3;functional_1/conv2d_1/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_1/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_1/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(2);
@@ -79,7 +79,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l2_weights, kws_l2_bias, kws_l2_multiplier,
-                       kws_l2_shift, (int8_t *)(arena + 0));
+                       kws_l2_shift, kws_l2_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
     }
     /* layer 3: #3 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_3/Relu;functional_1/batch_normalization_3/FusedBatchNormV3;functional_1/depthwise_conv2d_1/depthwise;functional_1/depthwise_conv2d_1/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_1/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
     if (kws_profiler) kws_profiler(3);
@@ -94,7 +94,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l3_weights, kws_l3_bias, kws_l3_multiplier,
-                       kws_l3_shift, (int8_t *)(arena + 8000));
+                       kws_l3_shift, kws_l3_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 4: #4 CONV_2D conv_2d 'functional_1/activation_4/Relu;functional_1/batch_normalization_4/FusedBatchNormV3;functional_1/conv2d_2/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_2/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_2/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(4);
@@ -108,7 +108,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l4_weights, kws_l4_bias, kws_l4_multiplier,
-                       kws_l4_shift, (int8_t *)(arena + 0));
+                       kws_l4_shift, kws_l4_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
     }
     /* layer 5: #5 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_5/Relu;functional_1/batch_normalization_5/FusedBatchNormV3;functional_1/depthwise_conv2d_2/depthwise;functional_1/depthwise_conv2d_2/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_2/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
     if (kws_profiler) kws_profiler(5);
@@ -123,7 +123,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l5_weights, kws_l5_bias, kws_l5_multiplier,
-                       kws_l5_shift, (int8_t *)(arena + 8000));
+                       kws_l5_shift, kws_l5_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 6: #6 CONV_2D conv_2d 'functional_1/activation_6/Relu;functional_1/batch_normalization_6/FusedBatchNormV3;functional_1/conv2d_3/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_3/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_3/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(6);
@@ -137,7 +137,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l6_weights, kws_l6_bias, kws_l6_multiplier,
-                       kws_l6_shift, (int8_t *)(arena + 0));
+                       kws_l6_shift, kws_l6_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
     }
     /* layer 7: #7 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_7/Relu;functional_1/batch_normalization_7/FusedBatchNormV3;functional_1/depthwise_conv2d_3/depthwise;functional_1/depthwise_conv2d_3/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_3/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
     if (kws_profiler) kws_profiler(7);
@@ -152,7 +152,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l7_weights, kws_l7_bias, kws_l7_multiplier,
-                       kws_l7_shift, (int8_t *)(arena + 8000));
+                       kws_l7_shift, kws_l7_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 8: #8 CONV_2D conv_2d 'functional_1/activation_8/Relu;functional_1/batch_normalization_8/FusedBatchNormV3;functional_1/conv2d_4/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_4/BiasAdd;functional_1/conv2d_4/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(8);
@@ -166,7 +166,7 @@ int kws_run(void)
             .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l8_weights, kws_l8_bias, kws_l8_multiplier,
-                       kws_l8_shift, (int8_t *)(arena + 0));
+                       kws_l8_shift, kws_l8_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
     }
     /* layer 9: #9 AVERAGE_POOL_2D average_pool_2d 'functional_1/average_pooling2d/AvgPool' -> cmsis-nn mcu_cmsis_avg_pool2d_s8 */
     if (kws_profiler) kws_profiler(9);
@@ -191,7 +191,7 @@ int kws_run(void)
             .output_offset = 14, .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_fully_connected_s8(&params, (const int8_t *)(arena + 8000), kws_l11_weights, kws_l11_bias, kws_l11_multiplier,
-                       kws_l11_shift, (int8_t *)(arena + 0));
+                       kws_l11_shift, kws_l11_rq, (int8_t *)(arena + 0));
     }
     /* layer 12: #12 SOFTMAX softmax 'Identity' -> cmsis-nn mcu_cmsis_softmax_s8 */
     if (kws_profiler) kws_profiler(12);

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* Bytes of the one arena every activation and scratch buffer lives in (planned at compile time). */
-#define KWS_ARENA_SIZE 16000
+#define KWS_ARENA_SIZE 17216
 #define KWS_NUM_INPUTS 1
 #define KWS_NUM_OUTPUTS 1
 #define KWS_NUM_LAYERS 13

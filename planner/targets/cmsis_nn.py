@@ -17,7 +17,11 @@ each with its support check. Lowering picks the kernel variant and precomputes w
   the MVE path multiplies int8 columns with the int8 rows directly; so one weight layout serves
   the plain, DSP and MVE builds of the same generated C;
 - the element-wise and softmax constants (ADD's three multipliers, MUL's multiplier, SOFTMAX's
-  input multiplier and diff_min) through the registry's own derivations.
+  input multiplier and diff_min) through the registry's own derivations;
+- for the DSP paths, `rq`: per output channel a fast requantization record {m, add, right}
+  (mcu_cmsis_rq in mcu_cmsis_dsp.h), emitted only when requant_records proves it exact over the
+  layer's accumulator bounds (acc_bounds: weights, bias and the int8 input range); and for ADD,
+  `table`: each input's rescaled value for all 256 int8 values.
 
 The kernel models below compute from exactly those parameters and constants, so a wrong
 precomputation fails `verify --on reference` before any C runs; the C kernels (plain, DSP and
@@ -167,6 +171,59 @@ def _geometry(call: Call, kh: int, kw: int) -> dict[str, int]:
             "pad_top": c.pad_before(sh, dh, h, kh, oh), "pad_left": c.pad_before(sw, dw, w, kw, ow)}
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def acc_bounds(bias: np.ndarray, taps: np.ndarray, x_lo: int, x_hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel, the smallest and largest accumulator bias + sum(x * w) over inputs x in
+    [x_lo, x_hi] (taps: [channels, K] weights). A tap may also add nothing (a depthwise border pixel
+    skips its padded taps), so each tap's range includes 0; bounds of the exact integers (int64)."""
+    w = taps.astype(np.int64)
+    ends = np.stack([w * x_lo, w * x_hi, np.zeros_like(w)])
+    b = np.asarray(bias, dtype=np.int64).reshape(-1)
+    return b + ends.min(axis=0).sum(axis=1), b + ends.max(axis=0).sum(axis=1)
+
+
+def requant_records(lo: np.ndarray, hi: np.ndarray, mult: np.ndarray, shift: np.ndarray, out_offset: int,
+                    act_min: int, act_max: int) -> np.ndarray | None:
+    """The DSP kernels' fast requantization records {m, add, right} per channel (see mcu_cmsis_rq in
+    mcu_cmsis_dsp.h), or None when a channel has no proof, the layer then taking the general path.
+
+    For accumulators in [lo, hi] (int32, and no int32 wrap-around in the kernel's sums), a channel
+    gets {m, 2^(right-1) + (out_offset << right), right} when right = -shift >= 1, 2 * acc fits in
+    int32 (then SMMULR(2 * acc, m) is TFLM's doubling high multiply; with m >= 0 it is monotonic, so
+    its extremes bound y) and y + add and y + add - 1 cannot overflow; otherwise {0, 2 * v + 1, 1}
+    when the clamped output is one value v over the whole range (requantization is monotonic for
+    m >= 0 and no wrap in acc << left)."""
+    records = []
+    for l, h, m, s in zip(lo.tolist(), hi.tolist(), mult.tolist(), shift.tolist()):
+        if not (INT32_MIN <= l <= h <= INT32_MAX) or m < 0:
+            return None
+        right = -s
+        if right >= 1 and -(2**30) <= l and h < 2**30:
+            y_lo, y_hi = (int(quant.saturating_rounding_doubling_high_mul(v, m)) for v in (l, h))
+            add = (1 << (right - 1)) + (out_offset << right)
+            if INT32_MIN <= y_lo + add - 1 and y_hi + add <= INT32_MAX:
+                records.append((m, add, right))
+                continue
+        left = max(s, 0)
+        if INT32_MIN <= l << left and h << left <= INT32_MAX:
+            v_lo, v_hi = (int(c.requantize_clamp(np.int64(v), m, s, out_offset, act_min, act_max)) for v in (l, h))
+            if v_lo == v_hi:
+                records.append((0, 2 * v_lo + 1, 1))
+                continue
+        return None
+    return np.array(records, dtype=np.int32).reshape(-1)
+
+
+def _with_rq(consts: dict[str, np.ndarray], params: Mapping[str, Any], lo: np.ndarray, hi: np.ndarray) -> None:
+    """Adds the `rq` constant when requant_records proves the fast path for every channel."""
+    rq = requant_records(lo, hi, consts["multiplier"].astype(np.int64), consts["shift"].astype(np.int64),
+                         params["output_offset"], params["act_min"], params["act_max"])
+    if rq is not None:
+        consts["rq"] = rq
+
+
 def _requant(acc: np.ndarray, kc: KernelCall) -> np.ndarray:
     p, k = kc.params, kc.constants
     return c.requantize_clamp(acc, k["multiplier"].astype(np.int64), k["shift"].astype(np.int64),
@@ -197,15 +254,18 @@ def lower_conv(call: Call) -> Lowered:
     w2d = w.reshape(oc, kh * kw * ic)
     consts["bias"] = _folded_bias(call, w2d.astype(np.int64).sum(axis=1), params["input_offset"])
     consts["weights"] = w2d.astype(np.int8)
-    if conv_uses_1x1(call):
-        return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model_conv)
-    return Lowered("mcu_cmsis_conv2d_s8", params, consts, model_conv, conv_scratch(kh * kw * ic))
+    _with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
+    if conv_uses_1x1(call):  # the DSP path widens two input pixels in scratch
+        return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model_conv, conv_scratch(ic))
+    return Lowered("mcu_cmsis_conv2d_s8", params, consts, model_conv, conv_scratch(kh * kw * ic, im2col=True))
 
 
-def conv_scratch(k: int) -> int:
-    """im2col of two output pixels as int16 (the matrix product works on pairs of columns; the MVE
-    path uses half of it, int8 columns)."""
-    return 2 * k * 2
+def conv_scratch(k: int, im2col: bool = False) -> int:
+    """Two columns of k values as int16 (two 1x1 input pixels, or im2col of two output pixels: the
+    matrix product works on pairs of columns), plus for im2col the two columns as int8, which the
+    DSP path copies before widening (rounded up to whole words). The MVE path uses int8 im2col
+    columns only, and no scratch for 1x1."""
+    return 2 * k * 2 + (-(-2 * k // 4) * 4 if im2col else 0)
 
 
 def model_conv(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
@@ -236,8 +296,17 @@ def lower_dwconv(call: Call) -> Lowered:
     bias = call.args[2].data.reshape(oc) if len(call.args) > 2 else np.zeros(oc)
     consts["bias"] = bias.astype(np.int32)  # not folded: border pixels skip their padded taps
     consts["weights"] = w.reshape(kh * kw, oc).astype(np.int8)
-    symbol = "mcu_cmsis_dwconv2d_3x3_s8" if dwconv_uses_3x3(call) else "mcu_cmsis_dwconv2d_s8"
-    return Lowered(symbol, params, consts, model_dwconv)
+    off = params["input_offset"]
+    _with_rq(consts, params, *acc_bounds(consts["bias"], consts["weights"].T, off - 128, off + 127))
+    if dwconv_uses_3x3(call):
+        return Lowered("mcu_cmsis_dwconv2d_3x3_s8", params, consts, model_dwconv, dw3x3_scratch(oc))
+    return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model_dwconv)
+
+
+def dw3x3_scratch(channels: int) -> int:
+    """The 3x3 depthwise DSP path's pad row (the input zero point, whole words) and its weights
+    widened to int16 words, 18 per group of four channels (mcu_cmsis_dw3x3_dsp.h)."""
+    return -(-channels // 4) * 4 + 72 * (channels // 4)
 
 
 def model_dwconv(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
@@ -261,6 +330,7 @@ def lower_fc(call: Call) -> Lowered:
     params.update(units=units, depth=depth, rows=call.args[0].type.size // depth)
     consts["bias"] = _folded_bias(call, w.astype(np.int64).sum(axis=1), params["input_offset"])
     consts["weights"] = w.astype(np.int8)
+    _with_rq(consts, params, *acc_bounds(consts["bias"], w, -128, 127))
     return Lowered("mcu_cmsis_fully_connected_s8", params, consts, model_fc)
 
 
@@ -326,7 +396,25 @@ def lower_add(call: Call) -> Lowered:
     (m1, s1), (m2, s2), (mo, so) = add_sub.multipliers(q1.s, q2.s, qo.s, float32_prepare=False)
     params.update(left_shift=add_sub.LEFT_SHIFT, input1_multiplier=m1, input1_shift=s1,
                   input2_multiplier=m2, input2_shift=s2, output_multiplier=mo, output_shift=so)
+    consts.update(_add_tables(params))
     return Lowered("mcu_cmsis_add_s8", params, consts, model_add, in_place=True)
+
+
+def _add_tables(p: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """ADD's rescaled inputs depend on one int8 each: `table` holds them for the DSP path, 256
+    values of input 1 then 256 of input 2 (index x + 128); `rq`, when proven, the fast
+    requantization record of their sum, whose bounds the tables give."""
+    small = quant.multiply_by_quantized_multiplier_smaller_than_one_exp
+    x = np.arange(-128, 128, dtype=np.int64)
+    t1 = small((x + p["input1_offset"]) << p["left_shift"], p["input1_multiplier"], p["input1_shift"])
+    t2 = small((x + p["input2_offset"]) << p["left_shift"], p["input2_multiplier"], p["input2_shift"])
+    out = {"table": np.concatenate([t1, t2]).astype(np.int32)}
+    lo, hi = np.array([t1.min() + t2.min()]), np.array([t1.max() + t2.max()])
+    rq = requant_records(lo, hi, np.array([p["output_multiplier"]]), np.array([p["output_shift"]]),
+                         p["output_offset"], p["act_min"], p["act_max"])
+    if rq is not None:
+        out["rq"] = rq
+    return out
 
 
 def _op_args(args: list[np.ndarray], kc: KernelCall) -> list[np.ndarray]:

@@ -1,17 +1,23 @@
 /*
  * int8 depthwise 3x3 convolution, depth multiplier 1, no dilation, any stride and padding.
  *
- * Pixels whose window lies inside the input take the nine taps unrolled with no bounds checks
- * (DSP path: four channels per step, each tap one input word and one weight word; MVE path: four
- * channels per vector); border pixels take mcu_cmsis_dw_pixel, which skips the padded taps.
+ * DSP path: mcu_cmsis_dw3x3_dsp.h (every pixel the nine taps unrolled, padded taps reading a row
+ * of the zero point). Plain and MVE paths: pixels whose window lies inside the input take the nine
+ * taps unrolled with no bounds checks (MVE: four channels per vector); border pixels take
+ * mcu_cmsis_dw_pixel, which skips the padded taps. MVE on maps with eight or more rows inside
+ * the input vertically: mcu_cmsis_dwconv_mve.h (four rows of one channel per vector).
  */
+#include "mcu_cmsis_dw3x3_dsp.h"
+#include "mcu_cmsis_dwconv_mve.h"
 #include "mcu_cmsis_dwconv_pixel.h"
 
+#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
 /** Output pixel whose 3x3 window starts at input row/column (iy, ix), all inside. */
 static void interior_pixel(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int32_t iy,
-                           int32_t ix, int8_t *out)
+                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                           const int32_t *rq, int32_t iy, int32_t ix, int8_t *out)
 {
+    (void)rq; /* read by the DSP path only */
     const int32_t ch = p->out_c;
     const int32_t row = p->in_w * ch;
     const int32_t input_offset = p->input_offset;
@@ -31,22 +37,6 @@ static void interior_pixel(const mcu_cmsis_dw_conv_params *p, const int8_t *inpu
         }
         vstrbq_s32(out + c, mcu_cmsis_mve_requantize_vec(acc, multiplier + c, shift + c, out_offset, act_min, act_max));
     }
-#elif defined(MCU_CMSIS_USE_DSP)
-    const int32_t offset2 = mcu_cmsis_dw_offset2(input_offset);
-    for (; c + 4 <= ch; c += 4) {
-        int32_t acc[4] = {bias[c], bias[c + 1], bias[c + 2], bias[c + 3]};
-        const int8_t *w = weights + c;
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r0 + c), mcu_read_s8x4(w), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r0 + ch + c), mcu_read_s8x4(w + ch), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r0 + 2 * ch + c), mcu_read_s8x4(w + 2 * ch), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r1 + c), mcu_read_s8x4(w + 3 * ch), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r1 + ch + c), mcu_read_s8x4(w + 4 * ch), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r1 + 2 * ch + c), mcu_read_s8x4(w + 5 * ch), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r2 + c), mcu_read_s8x4(w + 6 * ch), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r2 + ch + c), mcu_read_s8x4(w + 7 * ch), offset2, acc);
-        mcu_cmsis_dw_tap4(mcu_read_s8x4(r2 + 2 * ch + c), mcu_read_s8x4(w + 8 * ch), offset2, acc);
-        mcu_cmsis_dw_store4(acc, multiplier, shift, out_offset, act_min, act_max, c, out);
-    }
 #endif
     for (; c < ch; c++) {
         const int8_t *w = weights + c;
@@ -59,10 +49,21 @@ static void interior_pixel(const mcu_cmsis_dw_conv_params *p, const int8_t *inpu
         out[c] = mcu_cmsis_requantize_s8(acc, multiplier[c], shift[c], out_offset, act_min, act_max);
     }
 }
+#endif
 
 void mcu_cmsis_dwconv2d_3x3_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                               const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *output)
+                               const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                               const int32_t *rq, int16_t *scratch, int8_t *output)
 {
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+    mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output); /* mcu_cmsis_dw3x3_dsp.h */
+#else
+    (void)scratch;
+#if defined(MCU_CMSIS_USE_MVE)
+    if (mcu_cmsis_dwconv_s8_mve(p, input, weights, bias, multiplier, shift, rq, output)) { /* mcu_cmsis_dwconv_mve.h */
+        return;
+    }
+#endif
     const int32_t in_h = p->in_h, in_w = p->in_w, out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
     const int32_t stride_h = p->stride_h, stride_w = p->stride_w, pad_top = p->pad_top, pad_left = p->pad_left;
     for (int32_t oy = 0; oy < out_h; oy++) {
@@ -72,10 +73,11 @@ void mcu_cmsis_dwconv2d_3x3_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *
             const int32_t ix = ox * stride_w - pad_left;
             int8_t *out = output + (oy * out_w + ox) * out_c;
             if (rows_inside && ix >= 0 && ix + 3 <= in_w) {
-                interior_pixel(p, input, weights, bias, multiplier, shift, iy, ix, out);
+                interior_pixel(p, input, weights, bias, multiplier, shift, rq, iy, ix, out);
             } else {
-                mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, oy, ox, out);
+                mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, rq, oy, ox, out);
             }
         }
     }
+#endif
 }

@@ -1,20 +1,52 @@
 /*
  * int8 fully connected layer: each input row times the [units][depth] weights.
  *
- * DSP path: two units per step, four inputs at a time; input and weight words both split by
- * SXTB16 / SXTB16 ROR #8 into lanes (0, 2) and (1, 3), each pair one SMLAD. The input word is
- * loaded and split once for both units.
+ * DSP path: four units per step, four inputs at a time; the input word is split once by SXTB16 /
+ * SXTB16 ROR #8 into lanes (0, 2) and (1, 3) for the four units, each weight word the same way,
+ * two SMLAD per four inputs and unit; two groups of four inputs per loop iteration.
  *
- * MVE path: four units per step, sixteen inputs per VMLADAVA, the four units requantized as one
- * vector.
+ * MVE path: mcu_cmsis_gemm_mve.h (four units per step, sixteen inputs per VMLADAVA, the four units
+ * requantized as one vector).
  */
 #include "mcu_cmsis_dsp.h"
+#include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
 #include "mcu_kernels_cmsis_nn.h"
 
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+/** acc + four inputs (SMLAD order words x02, x13) times the four weights at w. */
+static inline int32_t fc_step(int32_t x02, int32_t x13, const int8_t *w, int32_t acc)
+{
+    const int32_t word = mcu_read_s8x4(w);
+    return mcu_smlad(x13, mcu_sxtb16_ror8(word), mcu_smlad(x02, mcu_sxtb16(word), acc));
+}
+
+/** Four inputs at xp (widened once for the four units) for units at w01, w01 + depth, w23,
+    w23 + depth (each advanced by four); returns the next inputs. */
+static inline const int8_t *fc_group(const int8_t *xp, int32_t depth, const int8_t **w01, const int8_t **w23,
+                                     int32_t *a0, int32_t *a1, int32_t *a2, int32_t *a3)
+{
+    const int32_t word = mcu_read_s8x4(xp);
+    const int32_t x02 = mcu_sxtb16(word), x13 = mcu_sxtb16_ror8(word);
+    xp += 4;
+    /* one unit at a time: no register to spare for the weights of more */
+    *a0 = fc_step(x02, x13, *w01, *a0);
+    mcu_schedule_barrier();
+    *a1 = fc_step(x02, x13, *w01 + depth, *a1);
+    mcu_schedule_barrier();
+    *a2 = fc_step(x02, x13, *w23, *a2);
+    mcu_schedule_barrier();
+    *a3 = fc_step(x02, x13, *w23 + depth, *a3);
+    mcu_schedule_barrier();
+    *w01 += 4;
+    *w23 += 4;
+    return xp;
+}
+#endif
+
 void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                  int8_t *output)
+                                  const int32_t *rq, int8_t *output)
 {
     const int32_t rows = p->rows;
     const int32_t depth = p->depth;
@@ -22,42 +54,53 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
     const int32_t out_offset = p->output_offset;
     const int32_t act_min = p->act_min;
     const int32_t act_max = p->act_max;
+    (void)rq; /* read by the DSP path only */
+#if defined(MCU_CMSIS_USE_MVE)
+    if (depth > 0) { /* Helium: mcu_cmsis_gemm_mve.h */
+        mcu_cmsis_fully_connected_s8_mve(p, input, weights, bias, multiplier, shift, output);
+        return;
+    }
+#endif
     for (int32_t r = 0; r < rows; r++) {
         const int8_t *x = input + r * depth;
         int8_t *out = output + r * units;
         int32_t u = 0;
 #if defined(MCU_CMSIS_USE_MVE)
-        for (; u + 4 <= units; u += 4) {
-            int32_t acc[4];
-            mcu_cmsis_mve_dot_1x4(x, weights + u * depth, depth, bias + u, acc);
-            mcu_cmsis_mve_requantize4(acc, multiplier + u, shift + u, out_offset, act_min, act_max, out + u);
-        }
-        for (; u < units; u++) {
-            const int32_t acc = mcu_cmsis_mve_dot(x, weights + u * depth, depth, bias[u]);
-            out[u] = mcu_cmsis_requantize_s8(acc, multiplier[u], shift[u], out_offset, act_min, act_max);
-        }
+        /* depth 0 only (see above): every unit is its bias, requantized below */
 #elif defined(MCU_CMSIS_USE_DSP)
-        for (; u + 2 <= units; u += 2) {
-            const int8_t *wa = weights + u * depth;
-            const int8_t *wb = wa + depth;
-            int32_t acc_a = bias[u], acc_b = bias[u + 1];
-            int32_t d = 0;
-            for (; d + 4 <= depth; d += 4) {
-                const int32_t x_word = mcu_read_s8x4(x + d);
-                const int32_t x02 = mcu_sxtb16(x_word), x13 = mcu_sxtb16_ror8(x_word);
-                const int32_t wa_word = mcu_read_s8x4(wa + d);
-                const int32_t wb_word = mcu_read_s8x4(wb + d);
-                acc_a = mcu_smlad(x02, mcu_sxtb16(wa_word), acc_a);
-                acc_a = mcu_smlad(x13, mcu_sxtb16_ror8(wa_word), acc_a);
-                acc_b = mcu_smlad(x02, mcu_sxtb16(wb_word), acc_b);
-                acc_b = mcu_smlad(x13, mcu_sxtb16_ror8(wb_word), acc_b);
+        const int32_t groups = depth >> 2;
+        for (; u + 4 <= units; u += 4) {
+            /* units u, u + 1 at w01 and w01 + depth; u + 2, u + 3 at w23 and w23 + depth */
+            const int8_t *w01 = weights + u * depth, *w23 = w01 + 2 * depth;
+            int32_t a0 = bias[u], a1 = bias[u + 1], a2 = bias[u + 2], a3 = bias[u + 3];
+            const int8_t *xp = x;
+            const int8_t *const xp_end = x + 4 * groups;
+            if (groups & 1) {
+                xp = fc_group(xp, depth, &w01, &w23, &a0, &a1, &a2, &a3);
             }
-            for (; d < depth; d++) {
-                acc_a += x[d] * wa[d];
-                acc_b += x[d] * wb[d];
+            while (xp != xp_end) { /* two groups per iteration */
+                xp = fc_group(xp, depth, &w01, &w23, &a0, &a1, &a2, &a3);
+                xp = fc_group(xp, depth, &w01, &w23, &a0, &a1, &a2, &a3);
             }
-            out[u] = mcu_cmsis_requantize_s8(acc_a, multiplier[u], shift[u], out_offset, act_min, act_max);
-            out[u + 1] = mcu_cmsis_requantize_s8(acc_b, multiplier[u + 1], shift[u + 1], out_offset, act_min, act_max);
+            for (int32_t d = 4 * groups; d < depth; d++, w01++, w23++) {
+                a0 += x[d] * w01[0];
+                a1 += x[d] * w01[depth];
+                a2 += x[d] * w23[0];
+                a3 += x[d] * w23[depth];
+            }
+            if (rq != NULL) {
+                const int32_t *r = rq + 3 * u;
+                out[u] = (int8_t)mcu_cmsis_rq_clamp(a0, r, act_min, act_max);
+                out[u + 1] = (int8_t)mcu_cmsis_rq_clamp(a1, r + 3, act_min, act_max);
+                out[u + 2] = (int8_t)mcu_cmsis_rq_clamp(a2, r + 6, act_min, act_max);
+                out[u + 3] = (int8_t)mcu_cmsis_rq_clamp(a3, r + 9, act_min, act_max);
+                continue;
+            }
+            const int32_t acc[4] = {a0, a1, a2, a3};
+            for (int32_t j = 0; j < 4; j++) {
+                out[u + j] = mcu_cmsis_requantize_s8(acc[j], multiplier[u + j], shift[u + j], out_offset, act_min,
+                                                     act_max);
+            }
         }
 #endif
         for (; u < units; u++) {

@@ -2,14 +2,37 @@
  * int8 element-wise addition of same-shape tensors, TFLM's AddFunc for every element:
  *   a = rescale((x1 + offset1) << left_shift, m1, s1), b = rescale((x2 + offset2) << left_shift, m2, s2)
  *   out = clamp(rescale(a + b, m_out, s_out) + output_offset)
- * with rescale = MultiplyByQuantizedMultiplierSmallerThanOneExp (every shift <= 0). The per-element
- * requantizations dominate; there is no SIMD path. Each element of both inputs is read before
- * that element is written, so the output may be either input.
+ * with rescale = MultiplyByQuantizedMultiplierSmallerThanOneExp (every shift <= 0). Each element of
+ * both inputs is read before that element is written, so the output may be either input.
+ *
+ * DSP path (full int8 clamp, fast output requantization proven): a and b depend on one int8 each,
+ * so they come from the planner's tables (256 values per input), and the sum takes mcu_cmsis_rq.
  */
+#include "mcu_cmsis_add_mve.h"
+#include "mcu_cmsis_dsp.h"
 #include "mcu_kernels_cmsis_nn.h"
 
-void mcu_cmsis_add_s8(const mcu_cmsis_add_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
+void mcu_cmsis_add_s8(const mcu_cmsis_add_params *p, const int8_t *input1, const int8_t *input2, const int32_t *table,
+                      const int32_t *rq, int8_t *output)
 {
+    (void)table; /* read by the DSP path only */
+    (void)rq;
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+    if (rq != NULL && p->act_min == -128 && p->act_max == 127) { /* the rescaled inputs from the tables */
+        const int32_t *t1 = table + 128, *t2 = table + 256 + 128;
+        const int32_t size = p->size, m = rq[0], add = rq[1], right = rq[2]; /* before any int8 store */
+        for (int32_t i = 0; i < size; i++) {
+            output[i] = (int8_t)mcu_ssat8(mcu_cmsis_rq3(t1[input1[i]] + t2[input2[i]], m, add, right));
+        }
+        return;
+    }
+#endif
+#if defined(MCU_CMSIS_USE_MVE)
+    if (p->size > 0) { /* Helium: four elements per vector (mcu_cmsis_add_mve.h) */
+        mcu_cmsis_add_s8_mve(p, input1, input2, output);
+        return;
+    }
+#endif
     const int32_t size = p->size;
     const int32_t scale = (int32_t)1 << p->left_shift;
     const int32_t offset1 = p->input1_offset, mult1 = p->input1_multiplier, shift1 = p->input1_shift;

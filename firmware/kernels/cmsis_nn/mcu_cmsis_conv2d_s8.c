@@ -6,61 +6,119 @@
  * bias is folded), then every output channel's filter row (OHWI weights, natural order) is
  * multiplied with both columns.
  *
- * DSP path: int16 columns with every full group of four values stored as x0 x2 x1 x3. A weight word
- * w0 w1 w2 w3 gives (w0, w2) by SXTB16 and (w1, w3) by SXTB16 ROR #8, matching the column words
- * (x0, x2) and (x1, x3): each SMLAD does two multiply-accumulates. Two columns x two output channels
- * per step, so each weight word feeds two columns and each column word two channels. Widening
- * four input bytes straight into that order is just the two SXTB16.
+ * DSP path: int8 columns (each filter row one copied run of input when the window is inside),
+ * widened into scratch in the pair layout of mcu_cmsis_pair_dsp.h (x0 x2 / x1 x3 int16 words of
+ * both columns side by side, the order SXTB16 / SXTB16 ROR #8 split a weight word into), then two
+ * columns x two output channels per step, each SMLAD two multiply-accumulates. Scratch: the k
+ * pair words, then the two int8 columns.
  *
- * MVE path: int8 columns; VMLADAVA multiplies and sums sixteen values at a time (tail-predicated),
- * two columns x four output channels per step, and four channels are requantized as one vector.
+ * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with in_c % 16 == 0
+ * two pixels' columns interleaved and two pixels x four output channels per step).
  */
 #include "mcu_cmsis_dsp.h"
+#include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
+#include "mcu_cmsis_pair_dsp.h"
 #include "mcu_kernels_cmsis_nn.h"
 
-#if defined(MCU_CMSIS_USE_MVE)
-typedef int8_t col_t;
-#else
-typedef int16_t col_t;
-#endif
+
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+/** n int8 values (whole words, then the last n % 4 bytes). */
+static inline void copy_s8(const int8_t *src, int8_t *dst, int32_t n)
+{
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        mcu_write_s8x4(dst + i, mcu_read_s8x4(src + i));
+    }
+    for (; i < n; i++) {
+        dst[i] = src[i];
+    }
+}
+
+static inline void fill_s8(int8_t *dst, int8_t v, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        dst[i] = v;
+    }
+}
+
+/** The receptive field of output pixel (oy, ox) as int8 values in [k_h][k_w][in_c] order, padded
+    taps holding the input zero point (DSP path: mcu_cmsis_pair_pixels widens two of them). */
+static void im2col_s8(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox, int8_t *col)
+{
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, dil_w = p->dil_w;
+    const int8_t pad_value = (int8_t)(-p->input_offset);
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int32_t row = k_w * in_c;
+    const int whole = dil_w == 1 && ix0 >= 0 && ix0 + k_w <= in_w; /* each filter row: one run of input */
+    for (int32_t ky = 0; ky < p->k_h; ky++, col += row) {
+        const int32_t iy = iy0 + ky * p->dil_h;
+        if (iy < 0 || iy >= in_h) {
+            fill_s8(col, pad_value, row);
+        } else if (whole) {
+            copy_s8(input + (iy * in_w + ix0) * in_c, col, row);
+        } else {
+            for (int32_t kx = 0; kx < k_w; kx++) {
+                const int32_t ix = ix0 + kx * dil_w;
+                if (ix < 0 || ix >= in_w) {
+                    fill_s8(col + kx * in_c, pad_value, in_c);
+                } else {
+                    copy_s8(input + (iy * in_w + ix) * in_c, col + kx * in_c, in_c);
+                }
+            }
+        }
+    }
+}
+
+/** The input pixel of tap (ky, kx) of output pixel (oy, ox), or NULL when the tap is padding. */
+static inline const int8_t *tap_pixel(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox,
+                                      int32_t ky, int32_t kx)
+{
+    const int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+    const int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+    if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w) {
+        return NULL;
+    }
+    return input + (iy * p->in_w + ix) * p->in_c;
+}
+
+/** The receptive fields of output pixels (oy0, ox0) and (oy1, ox1) straight into the pair layout
+    (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point. */
+static void im2col_pair(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy0, int32_t ox0, int32_t oy1,
+                        int32_t ox1, int32_t *pair)
+{
+    const int32_t in_c = p->in_c;
+    const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
+    for (int32_t ky = 0; ky < p->k_h; ky++) {
+        for (int32_t kx = 0; kx < p->k_w; kx++) {
+            const int8_t *s0 = tap_pixel(p, input, oy0, ox0, ky, kx);
+            const int8_t *s1 = tap_pixel(p, input, oy1, ox1, ky, kx);
+            if (s0 != NULL && s1 != NULL) {
+                for (int32_t c = 0; c < in_c; c += 4, pair += 4) {
+                    mcu_cmsis_pair_put4(pair, mcu_read_s8x4(s0 + c), mcu_read_s8x4(s1 + c));
+                }
+            } else {
+                for (int32_t c = 0; c < in_c; c += 4, pair += 4) {
+                    mcu_cmsis_pair_put4(pair, s0 != NULL ? mcu_read_s8x4(s0 + c) : pad4,
+                                        s1 != NULL ? mcu_read_s8x4(s1 + c) : pad4);
+                }
+            }
+        }
+    }
+}
+#elif !defined(MCU_CMSIS_USE_MVE)
+typedef int16_t col_t; /* the plain path's im2col values */
 
 /** n input values into the column (int8 -> col_t, natural order). */
 static void copy_values(const int8_t *src, col_t *dst, int32_t n)
 {
-#if defined(MCU_CMSIS_USE_MVE)
-    memcpy(dst, src, (size_t)n);
-#else
     for (int32_t i = 0; i < n; i++) {
         dst[i] = src[i];
     }
-#endif
 }
 
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-/** n (a multiple of 4) input values into the column in SMLAD order: x0 x2 x1 x3 per group. */
-static void widen_smlad_order(const int8_t *src, int16_t *dst, int32_t n)
-{
-    for (int32_t i = 0; i < n; i += 4) {
-        const int32_t x = mcu_read_s8x4(src + i);
-        mcu_write_s16x2(dst + i, mcu_sxtb16(x));          /* x0, x2 */
-        mcu_write_s16x2(dst + i + 2, mcu_sxtb16_ror8(x)); /* x1, x3 */
-    }
-}
-
-/** A natural-order column of k values rewritten in SMLAD order (full groups of four only). */
-static void to_smlad_order(int16_t *col, int32_t k)
-{
-    for (int32_t i = 0; i + 4 <= k; i += 4) {
-        const int16_t x1 = col[i + 1];
-        col[i + 1] = col[i + 2];
-        col[i + 2] = x1;
-    }
-}
-#endif
-
-/** The receptive field of output pixel (oy, ox) as a column in [k_h][k_w][in_c] order (SMLAD order
-    on the DSP path). */
+/** The receptive field of output pixel (oy, ox) as a column in [k_h][k_w][in_c] order. */
 static void im2col(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox, col_t *col)
 {
     const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c;
@@ -68,10 +126,6 @@ static void im2col(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t 
     const col_t pad_value = (col_t)(-p->input_offset);
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-    const int grouped = in_c % 4 == 0; /* each tap fills whole groups: widen straight into order */
-    col_t *const start = col;
-#endif
     for (int32_t ky = 0; ky < k_h; ky++) {
         const int32_t iy = iy0 + ky * dil_h;
         for (int32_t kx = 0; kx < k_w; kx++, col += in_c) {
@@ -83,34 +137,19 @@ static void im2col(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t 
                 continue;
             }
             const int8_t *src = input + (iy * in_w + ix) * in_c;
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-            if (grouped) {
-                widen_smlad_order(src, col, in_c);
-                continue;
-            }
-#endif
             copy_values(src, col, in_c);
         }
     }
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-    if (!grouped) {
-        to_smlad_order(start, k_h * k_w * in_c);
-    }
-#endif
 }
 
 /** sum col[i] * w[i] (the plain path's natural order). */
 static int32_t dot(const col_t *col, const int8_t *w, int32_t k)
 {
-#if defined(MCU_CMSIS_USE_MVE)
-    return mcu_cmsis_mve_dot(col, w, k, 0);
-#else
     int32_t acc = 0;
     for (int32_t i = 0; i < k; i++) {
         acc += col[i] * w[i];
     }
     return acc;
-#endif
 }
 
 /** out0 / out1 (out_c values each) from the columns col0 / col1 of K values. */
@@ -122,83 +161,49 @@ static void mat_mult_2cols(const mcu_cmsis_conv_params *p, const int8_t *weights
     const int32_t out_offset = p->output_offset;
     const int32_t act_min = p->act_min;
     const int32_t act_max = p->act_max;
-    int32_t oc = 0;
-#if defined(MCU_CMSIS_USE_MVE)
-    for (; oc + 4 <= out_c; oc += 4) {
-        int32_t acc0[4], acc1[4];
-        mcu_cmsis_mve_dot_2x4(col0, col1, weights + oc * k, k, bias + oc, acc0, acc1);
-        mcu_cmsis_mve_requantize4(acc0, multiplier + oc, shift + oc, out_offset, act_min, act_max, out0 + oc);
-        mcu_cmsis_mve_requantize4(acc1, multiplier + oc, shift + oc, out_offset, act_min, act_max, out1 + oc);
-    }
-#elif defined(MCU_CMSIS_USE_DSP)
-    for (; oc + 2 <= out_c; oc += 2) {
-        const int8_t *wa = weights + oc * k;
-        const int8_t *wb = wa + k;
-        int32_t acc0a = bias[oc], acc0b = bias[oc + 1];
-        int32_t acc1a = bias[oc], acc1b = bias[oc + 1];
-        int32_t i = 0;
-        for (; i + 4 <= k; i += 4) {
-            const int32_t wa_word = mcu_read_s8x4(wa + i);
-            const int32_t wb_word = mcu_read_s8x4(wb + i);
-            const int32_t wa02 = mcu_sxtb16(wa_word), wa13 = mcu_sxtb16_ror8(wa_word);
-            const int32_t wb02 = mcu_sxtb16(wb_word), wb13 = mcu_sxtb16_ror8(wb_word);
-            const int32_t c0_02 = mcu_read_s16x2(col0 + i), c0_13 = mcu_read_s16x2(col0 + i + 2);
-            acc0a = mcu_smlad(c0_02, wa02, acc0a);
-            acc0a = mcu_smlad(c0_13, wa13, acc0a);
-            acc0b = mcu_smlad(c0_02, wb02, acc0b);
-            acc0b = mcu_smlad(c0_13, wb13, acc0b);
-            const int32_t c1_02 = mcu_read_s16x2(col1 + i), c1_13 = mcu_read_s16x2(col1 + i + 2);
-            acc1a = mcu_smlad(c1_02, wa02, acc1a);
-            acc1a = mcu_smlad(c1_13, wa13, acc1a);
-            acc1b = mcu_smlad(c1_02, wb02, acc1b);
-            acc1b = mcu_smlad(c1_13, wb13, acc1b);
-        }
-        for (; i < k; i++) {
-            acc0a += col0[i] * wa[i];
-            acc0b += col0[i] * wb[i];
-            acc1a += col1[i] * wa[i];
-            acc1b += col1[i] * wb[i];
-        }
-        out0[oc] = mcu_cmsis_requantize_s8(acc0a, multiplier[oc], shift[oc], out_offset, act_min, act_max);
-        out0[oc + 1] = mcu_cmsis_requantize_s8(acc0b, multiplier[oc + 1], shift[oc + 1], out_offset, act_min, act_max);
-        out1[oc] = mcu_cmsis_requantize_s8(acc1a, multiplier[oc], shift[oc], out_offset, act_min, act_max);
-        out1[oc + 1] = mcu_cmsis_requantize_s8(acc1b, multiplier[oc + 1], shift[oc + 1], out_offset, act_min, act_max);
-    }
-#endif
-    for (; oc < out_c; oc++) {
+    for (int32_t oc = 0; oc < out_c; oc++) {
         const int8_t *w = weights + oc * k;
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-        /* the DSP columns are in SMLAD order: read the weights the same way */
-        int32_t acc0 = bias[oc], acc1 = bias[oc];
-        int32_t i = 0;
-        for (; i + 4 <= k; i += 4) {
-            const int32_t w_word = mcu_read_s8x4(w + i);
-            const int32_t w02 = mcu_sxtb16(w_word), w13 = mcu_sxtb16_ror8(w_word);
-            acc0 = mcu_smlad(mcu_read_s16x2(col0 + i + 2), w13, mcu_smlad(mcu_read_s16x2(col0 + i), w02, acc0));
-            acc1 = mcu_smlad(mcu_read_s16x2(col1 + i + 2), w13, mcu_smlad(mcu_read_s16x2(col1 + i), w02, acc1));
-        }
-        acc0 += dot(col0 + i, w + i, k - i);
-        acc1 += dot(col1 + i, w + i, k - i);
-#else
         const int32_t acc0 = bias[oc] + dot(col0, w, k);
         const int32_t acc1 = bias[oc] + dot(col1, w, k);
-#endif
         out0[oc] = mcu_cmsis_requantize_s8(acc0, multiplier[oc], shift[oc], out_offset, act_min, act_max);
         out1[oc] = mcu_cmsis_requantize_s8(acc1, multiplier[oc], shift[oc], out_offset, act_min, act_max);
     }
 }
+#endif /* the DSP / plain paths' helpers */
 
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
-                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int16_t *scratch,
-                         int8_t *output)
+                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                         int16_t *scratch, int8_t *output)
 {
+#if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
+    (void)rq;
+    mcu_cmsis_conv2d_s8_mve(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output);
+#else
     const int32_t k = p->k_h * p->k_w * p->in_c;
     const int32_t out_w = p->out_w;
     const int32_t out_c = p->out_c;
     const int32_t pixels = p->out_h * out_w;
+    int32_t n = 0;
+#if defined(MCU_CMSIS_USE_DSP)
+    int32_t *const pair = (int32_t *)(void *)scratch; /* k words, then the two int8 columns */
+    int8_t *const c0 = (int8_t *)(pair + k);
+    int8_t *const c1 = c0 + k;
+    for (; n < pixels; n += 2) {
+        const int32_t n1 = n + 1 < pixels ? n + 1 : n; /* an odd last pixel: computed twice in place */
+        if ((p->in_c & 3) == 0) { /* whole groups per tap: straight into the pair layout */
+            im2col_pair(p, input, n / out_w, n % out_w, n1 / out_w, n1 % out_w, pair);
+        } else {
+            im2col_s8(p, input, n / out_w, n % out_w, c0);
+            im2col_s8(p, input, n1 / out_w, n1 % out_w, c1);
+            mcu_cmsis_pair_pixels(c0, c1, k, pair);
+        }
+        mcu_cmsis_pair_matmul(p, weights, bias, multiplier, shift, rq, pair, k, output + n * out_c,
+                              output + n1 * out_c);
+    }
+#else
     col_t *const col0 = (col_t *)scratch;
     col_t *const col1 = col0 + k;
-    int32_t n = 0;
+    (void)rq;
     for (; n + 2 <= pixels; n += 2) {
         im2col(p, input, n / out_w, n % out_w, col0);
         im2col(p, input, (n + 1) / out_w, (n + 1) % out_w, col1);
@@ -209,4 +214,6 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         im2col(p, input, n / out_w, n % out_w, col0);
         mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col0, k, output + n * out_c, output + n * out_c);
     }
+#endif
+#endif
 }

@@ -135,6 +135,52 @@ static inline int32_t mcu_pkhtb16(int32_t a, int32_t b)
     return r;
 }
 
+/** *acc += bottom(x) * bottom(y) (SMLABB accumulating in place: one register for *acc). */
+static inline void mcu_smlabb_acc(int32_t *acc, int32_t x, int32_t y)
+{
+    __asm__("smlabb %0, %1, %2, %0" : "+r"(*acc) : "r"(x), "r"(y));
+}
+
+/** *acc += top(x) * top(y) (SMLATT in place). */
+static inline void mcu_smlatt_acc(int32_t *acc, int32_t x, int32_t y)
+{
+    __asm__("smlatt %0, %1, %2, %0" : "+r"(*acc) : "r"(x), "r"(y));
+}
+
+/** LDRD with post-increment: two words at p (word aligned) into *a, *b; returns p + 2. */
+static inline const int32_t *mcu_ldrd_inc(const int32_t *p, int32_t *a, int32_t *b)
+{
+    int32_t lo, hi;
+    __asm__("ldrd %0, %1, [%2], #8" : "=&r"(lo), "=&r"(hi), "+r"(p) : "m"(*(const int32_t(*)[2])p));
+    *a = lo;
+    *b = hi;
+    return p;
+}
+
+/** SMMULR: the high word of a * b, rounded: (a * b + 2^31) >> 32. */
+static inline int32_t mcu_smmulr(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+/** SMMLAR: acc + the high word of a * b, rounded: (acc * 2^32 + a * b + 2^31) >> 32. */
+static inline int32_t mcu_smmlar(int32_t a, int32_t b, int32_t acc)
+{
+    int32_t r;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+    return r;
+}
+
+/** SSAT #8: x clamped to [-128, 127]. */
+static inline int32_t mcu_ssat8(int32_t x)
+{
+    int32_t r;
+    __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(x));
+    return r;
+}
+
 /** Lane-wise signed byte maximum (SSUB8 sets the GE flags, SEL picks by them). */
 static inline int32_t mcu_max_s8x4(int32_t a, int32_t b)
 {
@@ -219,6 +265,38 @@ static inline int32_t mcu_pkhtb16(int32_t a, int32_t b)
     return mcu_emu_pack16(mcu_emu_lane16(b, 1), mcu_emu_lane16(a, 1));
 }
 
+static inline void mcu_smlabb_acc(int32_t *acc, int32_t x, int32_t y)
+{
+    *acc = mcu_smlabb(x, y, *acc);
+}
+
+static inline void mcu_smlatt_acc(int32_t *acc, int32_t x, int32_t y)
+{
+    *acc = mcu_smlatt(x, y, *acc);
+}
+
+static inline const int32_t *mcu_ldrd_inc(const int32_t *p, int32_t *a, int32_t *b)
+{
+    memcpy(a, p, 4);
+    memcpy(b, p + 1, 4);
+    return p + 2;
+}
+
+static inline int32_t mcu_smmulr(int32_t a, int32_t b)
+{
+    return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+}
+
+static inline int32_t mcu_smmlar(int32_t a, int32_t b, int32_t acc)
+{
+    return (int32_t)(((int64_t)acc * ((int64_t)1 << 32) + (int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+}
+
+static inline int32_t mcu_ssat8(int32_t x)
+{
+    return x < -128 ? -128 : x > 127 ? 127 : x;
+}
+
 static inline int32_t mcu_max_s8x4(int32_t a, int32_t b)
 {
     uint32_t r = 0;
@@ -240,6 +318,44 @@ static inline int32_t mcu_min_s8x4(int32_t a, int32_t b)
 }
 
 #endif /* MCU_CMSIS_DSP_EMULATE */
+
+/**
+ * The fast requantization of the DSP paths: rq = {m, add, right}, one record per output channel,
+ * precomputed offline (planner/targets/cmsis_nn.py, requant_records) only where the planner has
+ * proved, from the layer's accumulator bounds, that it equals TFLM's requantization plus the output
+ * offset (before the activation clamp) for every accumulator the layer can produce:
+ *   - y = SMMULR(2 * acc, m) == SaturatingRoundingDoublingHighMul(acc, m) when 2 * acc fits in
+ *     int32 (m >= 0);
+ *   - (y + 2^(right-1) - (y < 0)) >> right == RoundingDivideByPOT(y, right) for right >= 1, and the
+ *     output offset rides along as add = 2^(right-1) + (output_offset << right), the sums never
+ *     overflowing. SMMLAR adds `add` for free, and the sign of acc can stand for the sign of y:
+ *     they differ only when y == 0 > acc, where subtracting 1 from add cannot change the quotient;
+ *   - a channel whose output is the same value v for every reachable accumulator (e.g. all-zero
+ *     weights) is {0, 2 * v + 1, 1}: (2 * v + 1 - (acc < 0)) >> 1 == v.
+ * Four instructions (LSL, SMMLAR, ADD, ASR) plus the clamp; layers without a proof pass rq == NULL
+ * and take mcu_cmsis_requantize_s8.
+ */
+static inline int32_t mcu_cmsis_rq3(int32_t acc, int32_t m, int32_t add, int32_t right)
+{
+    const int32_t t = mcu_smmlar((int32_t)((uint32_t)acc << 1), m, add);
+    return (t + (acc >> 31)) >> right;
+}
+
+static inline int32_t mcu_cmsis_rq(int32_t acc, const int32_t *rq)
+{
+    return mcu_cmsis_rq3(acc, rq[0], rq[1], rq[2]);
+}
+
+/** mcu_cmsis_rq clamped to [act_min, act_max] (SSAT when that is the whole int8 range). */
+static inline int32_t mcu_cmsis_rq_clamp(int32_t acc, const int32_t *rq, int32_t act_min, int32_t act_max)
+{
+    int32_t v = mcu_ssat8(mcu_cmsis_rq(acc, rq));
+    if (act_min != -128 || act_max != 127) {
+        v = v < act_min ? act_min : v;
+        v = v > act_max ? act_max : v;
+    }
+    return v;
+}
 #endif /* MCU_CMSIS_USE_DSP */
 
 #endif /* MCU_CMSIS_DSP_H */

@@ -59,12 +59,25 @@ static inline int32_t mcu_cmsis_dw_offset2(int32_t input_offset)
 }
 #endif
 
-/** Requantize four accumulators of channels c..c+3 into out[c..c+3]. The clamp values are passed
-    as values: an int8 store may alias any object, so fields read through a pointer would be
-    reloaded after every store. */
+/** Requantize four accumulators of channels c..c+3 into out[c..c+3] (through rq when not NULL).
+    The clamp values are passed as values: an int8 store may alias any object, so fields read
+    through a pointer would be reloaded after every store. */
 static inline void mcu_cmsis_dw_store4(const int32_t acc[4], const int32_t *multiplier, const int32_t *shift,
-                                       int32_t out_offset, int32_t act_min, int32_t act_max, int32_t c, int8_t *out)
+                                       const int32_t *rq, int32_t out_offset, int32_t act_min, int32_t act_max,
+                                       int32_t c, int8_t *out)
 {
+#if defined(MCU_CMSIS_USE_DSP)
+    if (rq != NULL) {
+        const int32_t *r = rq + 3 * c;
+        out[c] = (int8_t)mcu_cmsis_rq_clamp(acc[0], r, act_min, act_max);
+        out[c + 1] = (int8_t)mcu_cmsis_rq_clamp(acc[1], r + 3, act_min, act_max);
+        out[c + 2] = (int8_t)mcu_cmsis_rq_clamp(acc[2], r + 6, act_min, act_max);
+        out[c + 3] = (int8_t)mcu_cmsis_rq_clamp(acc[3], r + 9, act_min, act_max);
+        return;
+    }
+#else
+    (void)rq;
+#endif
     for (int32_t j = 0; j < 4; j++) {
         out[c + j] = mcu_cmsis_requantize_s8(acc[j], multiplier[c + j], shift[c + j], out_offset, act_min, act_max);
     }
@@ -74,8 +87,9 @@ static inline void mcu_cmsis_dw_store4(const int32_t acc[4], const int32_t *mult
     the input skipped. */
 static inline void mcu_cmsis_dw_pixel(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                                       const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                      int32_t oy, int32_t ox, int8_t *out)
+                                      const int32_t *rq, int32_t oy, int32_t ox, int8_t *out)
 {
+    (void)rq; /* read by the DSP path only */
     const int32_t in_w = p->in_w, in_c = p->in_c, out_c = p->out_c, k_w = p->k_w;
     const int32_t dil_h = p->dil_h, dil_w = p->dil_w, mult = p->depth_multiplier;
     const int32_t input_offset = p->input_offset;
@@ -113,7 +127,7 @@ static inline void mcu_cmsis_dw_pixel(const mcu_cmsis_dw_conv_params *p, const i
                     mcu_cmsis_dw_tap4(mcu_read_s8x4(x), mcu_read_s8x4(w), offset2, acc);
                 }
             }
-            mcu_cmsis_dw_store4(acc, multiplier, shift, out_offset, act_min, act_max, c, out);
+            mcu_cmsis_dw_store4(acc, multiplier, shift, rq, out_offset, act_min, act_max, c, out);
         }
     }
 #endif

@@ -12,6 +12,9 @@
  *   - weights: natural layouts (OHWI rows, [k_h * k_w][out_c] depthwise taps, [units][depth]);
  *     any SIMD-friendly ordering is built in scratch by the kernel itself, so the same generated
  *     C serves every core.
+ *   - rq: per output channel {m, add, right} for the DSP paths' fast requantization (mcu_cmsis_rq in
+ *     mcu_cmsis_dsp.h), or NULL when the planner could not prove it exact for the layer (the
+ *     plain and MVE paths ignore it);
  * Each kernel has a plain C path (the readable reference, any C compiler) and SIMD paths:
  * MCU_CMSIS_USE_DSP (mcu_cmsis_dsp.h, __ARM_FEATURE_DSP: Cortex-M4/M7/M33/M55) uses the Armv7E-M
  * DSP instructions, MCU_CMSIS_USE_MVE (mcu_cmsis_mve.h, __ARM_FEATURE_MVE: Cortex-M55/M85) uses
@@ -80,31 +83,35 @@ typedef struct {
 } mcu_cmsis_softmax_params;
 
 /** Convolution through im2col: any filter, stride, dilation and padding. Weights [out_c][k_h *
-    k_w * in_c] (OHWI rows); scratch: 2 * k_h * k_w * in_c int16 (two im2col columns). */
+    k_w * in_c] (OHWI rows); scratch: 3 * K int16, K = k_h * k_w * in_c (two im2col columns as
+    int16, and as int8 on the DSP path). */
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
-                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int16_t *scratch,
-                         int8_t *output);
+                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                         int16_t *scratch, int8_t *output);
 
-/** 1x1 convolution, any stride (no padding exists): input pixels are read in place, no im2col.
-    Weights [out_c][in_c] in natural order. */
+/** 1x1 convolution, any stride (no padding exists): no im2col. Weights [out_c][in_c] in natural
+    order; scratch: 2 * in_c int16 (the DSP path widens two input pixels there). */
 void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
-                             const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *output);
+                             const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                             int16_t *scratch, int8_t *output);
 
 /** Depthwise convolution: any filter, stride, dilation, padding and depth multiplier. Weights
     [k_h * k_w][out_c]; bias: the layer's own (not folded: padded taps are skipped, not read). */
 void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *output);
+                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                           int8_t *output);
 
 /** Depthwise 3x3 convolution, depth multiplier 1, no dilation, any stride and padding, the nine
-    taps unrolled for pixels away from the border. Weights [9][out_c]; bias not folded. */
+    taps unrolled. Weights [9][out_c]; bias not folded. Scratch: ceil4(out_c) + 18 * out_c bytes
+    (the DSP path's pad row and widened weights, mcu_cmsis_dw3x3_dsp.h). */
 void mcu_cmsis_dwconv2d_3x3_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                                const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                               int8_t *output);
+                               const int32_t *rq, int16_t *scratch, int8_t *output);
 
 /** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]). */
 void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                  int8_t *output);
+                                  const int32_t *rq, int8_t *output);
 
 /** Average pool: the window's sum divided by its element count, rounding half away from zero. */
 void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input, int8_t *output);
@@ -112,8 +119,12 @@ void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input
 /** Max pool: the window's largest element. */
 void mcu_cmsis_max_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input, int8_t *output);
 
-/** Element-wise addition of two same-shape tensors; the output may be either input (in place). */
-void mcu_cmsis_add_s8(const mcu_cmsis_add_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+/** Element-wise addition of two same-shape tensors; the output may be either input (in place).
+    table: each input's rescaled value ((x + offset) << left_shift rescaled by its multiplier and
+    shift) for x = -128..127, input 1 then input 2 (read by the DSP path); rq: the fast
+    requantization record of the output, or NULL. */
+void mcu_cmsis_add_s8(const mcu_cmsis_add_params *p, const int8_t *input1, const int8_t *input2, const int32_t *table,
+                      const int32_t *rq, int8_t *output);
 
 /** Element-wise multiplication of two same-shape tensors; the output may be either input. */
 void mcu_cmsis_mul_s8(const mcu_cmsis_mul_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);

@@ -1,0 +1,166 @@
+/*
+ * DSP path of mcu_cmsis_dwconv2d_3x3_s8 (depth multiplier 1, no dilation, any stride and padding).
+ *
+ * TFLM's acc = bias + sum over the taps inside the input of (x + input_offset) * w. Every output
+ * pixel gets nine tap pointers; a padded tap points at a row of the input zero point in scratch,
+ * whose (x + input_offset) is 0, so border and interior pixels run the same unrolled nine taps with
+ * no bounds checks in the channel loop. Four channels per step: a tap is one input word, widened
+ * with the offset by SXTAB16 (lanes 0, 2 and 1, 3), times two int16 weight words prepared once per
+ * call in scratch, four SMLABB / SMLATT.
+ *
+ * Scratch: the pad row (out_c bytes, rounded up to a word), then per group of four channels the
+ * nine taps' weights as words (w[c], w[c + 2]) and (w[c + 1], w[c + 3]) (18 words per group).
+ */
+#ifndef MCU_CMSIS_DW3X3_DSP_H
+#define MCU_CMSIS_DW3X3_DSP_H
+
+#include "mcu_cmsis_dsp.h"
+#include "mcu_kernels_cmsis_nn.h"
+
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+
+/** One tap of four channels: acc[j] += (x[j] + offset) * w[j] (w2: the two int16 weight words). */
+static inline void mcu_cmsis_dw3x3_tap(const int8_t *x, const int32_t *w2, int32_t offset2, int32_t *a0, int32_t *a1,
+                                       int32_t *a2, int32_t *a3)
+{
+    const int32_t word = mcu_read_s8x4(x);
+    const int32_t x02 = mcu_sxtab16(offset2, word), x13 = mcu_sxtab16_ror8(offset2, word);
+    const int32_t w02 = w2[0], w13 = w2[1];
+    mcu_smlabb_acc(a0, x02, w02);
+    mcu_smlatt_acc(a2, x02, w02);
+    mcu_smlabb_acc(a1, x13, w13);
+    mcu_smlatt_acc(a3, x13, w13);
+    mcu_schedule_barrier(); /* one tap at a time: hoisting the loads of all nine spills registers */
+}
+
+/** Output pixel `out`, whose window starts at input row/column (iy, ix); `fast`: a constant in
+    each instance below, rq proven and the clamp the whole int8 range (SSAT alone). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(
+    const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *pad, const int32_t *wq,
+    const int8_t *weights, const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+    int32_t iy, int32_t ix, int8_t *out, int fast)
+{
+    const int32_t in_h = p->in_h, in_w = p->in_w, ch = p->out_c, input_offset = p->input_offset;
+    const int32_t out_offset = p->output_offset, act_min = p->act_min, act_max = p->act_max;
+    const int8_t *tap[9];
+    if (iy >= 0 && iy + 3 <= in_h && ix >= 0 && ix + 3 <= in_w) {
+        const int32_t row = in_w * ch;
+        tap[0] = input + (iy * in_w + ix) * ch;
+        tap[1] = tap[0] + ch;
+        tap[2] = tap[1] + ch;
+        tap[3] = tap[0] + row;
+        tap[4] = tap[3] + ch;
+        tap[5] = tap[4] + ch;
+        tap[6] = tap[3] + row;
+        tap[7] = tap[6] + ch;
+        tap[8] = tap[7] + ch;
+    } else {
+        for (int32_t t = 0; t < 9; t++) {
+            const int32_t y = iy + t / 3, x = ix + t % 3;
+            tap[t] = y >= 0 && y < in_h && x >= 0 && x < in_w ? input + (y * in_w + x) * ch : pad;
+        }
+    }
+    const int32_t offset2 = (int32_t)(((uint32_t)input_offset << 16) | ((uint32_t)input_offset & 0xFFFFu));
+    const int32_t full = ch & ~3;
+    int32_t c = 0;
+    for (; c < full; c += 4, wq += 18) {
+        int32_t a0 = bias[c], a1 = bias[c + 1], a2 = bias[c + 2], a3 = bias[c + 3];
+        mcu_cmsis_dw3x3_tap(tap[0] + c, wq, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[1] + c, wq + 2, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[2] + c, wq + 4, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[3] + c, wq + 6, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[4] + c, wq + 8, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[5] + c, wq + 10, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[6] + c, wq + 12, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[7] + c, wq + 14, offset2, &a0, &a1, &a2, &a3);
+        mcu_cmsis_dw3x3_tap(tap[8] + c, wq + 16, offset2, &a0, &a1, &a2, &a3);
+        if (fast) { /* the four values before the stores: an int8 store may alias the records */
+            const int32_t *r = rq + 3 * c;
+            const int32_t v0 = mcu_ssat8(mcu_cmsis_rq(a0, r)), v1 = mcu_ssat8(mcu_cmsis_rq(a1, r + 3));
+            const int32_t v2 = mcu_ssat8(mcu_cmsis_rq(a2, r + 6)), v3 = mcu_ssat8(mcu_cmsis_rq(a3, r + 9));
+            out[c] = (int8_t)v0;
+            out[c + 1] = (int8_t)v1;
+            out[c + 2] = (int8_t)v2;
+            out[c + 3] = (int8_t)v3;
+            continue;
+        }
+        if (rq != NULL) {
+            const int32_t *r = rq + 3 * c;
+            out[c] = (int8_t)mcu_cmsis_rq_clamp(a0, r, act_min, act_max);
+            out[c + 1] = (int8_t)mcu_cmsis_rq_clamp(a1, r + 3, act_min, act_max);
+            out[c + 2] = (int8_t)mcu_cmsis_rq_clamp(a2, r + 6, act_min, act_max);
+            out[c + 3] = (int8_t)mcu_cmsis_rq_clamp(a3, r + 9, act_min, act_max);
+            continue;
+        }
+        const int32_t acc[4] = {a0, a1, a2, a3};
+        for (int32_t j = 0; j < 4; j++) {
+            out[c + j] = mcu_cmsis_requantize_s8(acc[j], multiplier[c + j], shift[c + j], out_offset, act_min,
+                                                 act_max);
+        }
+    }
+    for (; c < ch; c++) {
+        int32_t acc = bias[c];
+        for (int32_t t = 0; t < 9; t++) {
+            acc += (tap[t][c] + input_offset) * weights[t * ch + c];
+        }
+        out[c] = mcu_cmsis_requantize_s8(acc, multiplier[c], shift[c], out_offset, act_min, act_max);
+    }
+}
+
+/* Not inlined: the channel loop needs every register, none held by the pixel loops around it
+   (and the tap pointers live in the instance's own frame). */
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_fast(const mcu_cmsis_dw_conv_params *p,
+                                                                 const int8_t *input, const int8_t *pad,
+                                                                 const int32_t *wq, const int8_t *weights,
+                                                                 const int32_t *bias, const int32_t *multiplier,
+                                                                 const int32_t *shift, const int32_t *rq, int32_t iy,
+                                                                 int32_t ix, int8_t *out)
+{
+    mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out, 1);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_other(const mcu_cmsis_dw_conv_params *p,
+                                                                  const int8_t *input, const int8_t *pad,
+                                                                  const int32_t *wq, const int8_t *weights,
+                                                                  const int32_t *bias, const int32_t *multiplier,
+                                                                  const int32_t *shift, const int32_t *rq, int32_t iy,
+                                                                  int32_t ix, int8_t *out)
+{
+    mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out, 0);
+}
+
+static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
+                                       const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                       const int32_t *rq, int16_t *scratch, int8_t *output)
+{
+    const int32_t ch = p->out_c, out_h = p->out_h, out_w = p->out_w;
+    int8_t *const pad = (int8_t *)scratch;
+    int32_t *const wq = (int32_t *)(void *)(pad + ((ch + 3) & ~3));
+    for (int32_t c = 0; c < ch; c++) {
+        pad[c] = (int8_t)(-p->input_offset); /* (x + input_offset) == 0: a padded tap adds nothing */
+    }
+    for (int32_t g = 0; g < (ch >> 2); g++) {
+        for (int32_t t = 0; t < 9; t++) {
+            const int32_t word = mcu_read_s8x4(weights + t * ch + 4 * g);
+            wq[18 * g + 2 * t] = mcu_sxtb16(word);
+            wq[18 * g + 2 * t + 1] = mcu_sxtb16_ror8(word);
+        }
+    }
+    const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
+    for (int32_t oy = 0; oy < out_h; oy++) {
+        const int32_t iy = oy * p->stride_h - p->pad_top;
+        for (int32_t ox = 0; ox < out_w; ox++) {
+            const int32_t ix = ox * p->stride_w - p->pad_left;
+            int8_t *const out = output + (oy * out_w + ox) * ch;
+            if (fast) {
+                mcu_cmsis_dw3x3_pixel_fast(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out);
+            } else {
+                mcu_cmsis_dw3x3_pixel_other(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out);
+            }
+        }
+    }
+}
+
+#endif /* MCU_CMSIS_USE_DSP && !MCU_CMSIS_USE_MVE */
+
+#endif /* MCU_CMSIS_DW3X3_DSP_H */

@@ -1,0 +1,573 @@
+/*
+ * Helium (MVE) matrix-vector core of the convolutions and the fully connected layer, included by
+ * their kernel files when MCU_CMSIS_USE_MVE is set.
+ *
+ * The inner loops are inline assembly, because gcc 12 compiles the equivalent intrinsics with
+ * spills and a predicate round trip per iteration:
+ *   - DLSTP.8 / LETP: a tail-predicated low-overhead loop over the k values of a row, sixteen per
+ *     iteration; the last iteration's inactive lanes are neither loaded nor added, so rows of any
+ *     length need no scalar tail and no padding;
+ *   - one input vector (post-incremented load) feeds the rows of four output channels: four weight
+ *     loads and four VMLADAVA (sixteen multiply-accumulates into a 32-bit scalar each) per sixteen
+ *     values. VMLADAVA's accumulator must be an even register: gcc's "Te" constraint.
+ * The four accumulators start at the (input-offset-folded) bias, are moved into one vector by two
+ * VMOVs and requantized together (mcu_cmsis_mve_requantize_vec).
+ *
+ * Two pixels at a time, each weight vector into two VMLADAVA (eight accumulators: every even
+ * register), when every shift is <= 0 and out_c % 4 == 0:
+ *   - 1x1 convolutions with in_c 8, 16, 32, 64 or 128: the channel loop unrolled at compile time,
+ *     the four weight rows reached from one pointer by immediate offsets (mcu_cmsis_mve_dot2x4_k);
+ *   - convolutions through im2col with in_c % 16 == 0: the two pixels' columns interleaved sixteen
+ *     values at a time in scratch, so one pointer walks both (mcu_cmsis_mve_dot2x4).
+ */
+#ifndef MCU_CMSIS_GEMM_MVE_H
+#define MCU_CMSIS_GEMM_MVE_H
+
+#include "mcu_cmsis_mve.h"
+#include "mcu_kernels_cmsis_nn.h"
+
+#if defined(MCU_CMSIS_USE_MVE)
+
+/** The output stage of a layer: offset and clamp. */
+typedef struct {
+    int32_t offset, act_min, act_max;
+} mcu_cmsis_mve_out;
+
+/** bias[0..3] + sum_{i<k} x[i] * w[j * k + i] for the rows j = 0..3 (k >= 1), as one vector. */
+static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const int8_t *x, const int8_t *w,
+                                                                          int32_t k, const int32_t *bias)
+{
+    int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
+    const int8_t *w1 = w + k;
+    const int8_t *w2 = w1 + k;
+    const int8_t *w3 = w2 + k;
+    int32x4_t v;
+    __asm__ volatile("dlstp.8 lr, %[k]\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x]], #16\n\t"
+                     "vldrb.8 q1, [%[w0]], #16\n\t"
+                     "vmladava.s8 %[a0], q0, q1\n\t"
+                     "vldrb.8 q2, [%[w1]], #16\n\t"
+                     "vmladava.s8 %[a1], q0, q2\n\t"
+                     "vldrb.8 q3, [%[w2]], #16\n\t"
+                     "vmladava.s8 %[a2], q0, q3\n\t"
+                     "vldrb.8 q1, [%[w3]], #16\n\t"
+                     "vmladava.s8 %[a3], q0, q1\n\t"
+                     "letp lr, 1b\n"
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w0] "+r"(w),
+                       [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)
+                     : [k] "r"(k)
+                     : "q0", "q1", "q2", "q3", "lr", "memory");
+    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
+            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
+            : [v] "=&w"(v)
+            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
+    return v;
+}
+
+/** bias + sum_{i<k} x[i] * w[i] (k >= 1). */
+static inline __attribute__((always_inline)) int32_t mcu_cmsis_mve_dot1(const int8_t *x, const int8_t *w, int32_t k,
+                                                                        int32_t bias)
+{
+    int32_t a = bias;
+    __asm__ volatile("dlstp.8 lr, %[k]\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x]], #16\n\t"
+                     "vldrb.8 q1, [%[w]], #16\n\t"
+                     "vmladava.s8 %[a], q0, q1\n\t"
+                     "letp lr, 1b\n"
+                     : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
+                     : [k] "r"(k)
+                     : "q0", "q1", "lr", "memory");
+    return a;
+}
+
+/** Four accumulators requantized when every shift is <= 0 (the usual case): the shift vector is
+    then VRSHL's (negative) right shift as it is, and its sign bit the fix-up's mask. */
+static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_requantize_right(int32x4_t x,
+                                                                                      const int32_t *multiplier,
+                                                                                      const int32_t *shift,
+                                                                                      int32_t out_offset, int32x4_t lo,
+                                                                                      int32x4_t hi)
+{
+    const int32x4_t s = vldrwq_s32(shift);
+    x = vqrdmulhq_s32(x, vldrwq_s32(multiplier));
+    x = vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, s), 31));
+    x = vrshlq_s32(x, s);
+    return vminq_s32(vmaxq_s32(vaddq_n_s32(x, out_offset), lo), hi);
+}
+
+/** 1 when every one of the n shifts is <= 0. */
+static inline int mcu_cmsis_mve_shifts_right(const int32_t *shift, int32_t n)
+{
+    for (int32_t j = 0; j < n; j++) {
+        if (shift[j] > 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/** out[j] = requantize(bias[j] + sum_{i<k} x[i] * weights[j * k + i]) for j < n (k >= 1);
+    right_only (a compile-time constant): every shift is <= 0. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int8_t *x, const int8_t *weights,
+                                                                       int32_t k, int32_t n, const int32_t *bias,
+                                                                       const int32_t *multiplier,
+                                                                       const int32_t *shift,
+                                                                       const mcu_cmsis_mve_out *o, int8_t *out,
+                                                                       const int right_only)
+{
+    const int32_t offset = o->offset, act_min = o->act_min, act_max = o->act_max;
+    const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const int32x4_t acc = mcu_cmsis_mve_dot4(x, weights + j * k, k, bias + j);
+        if (right_only) {
+            vstrbq_s32(out + j, mcu_cmsis_mve_requantize_right(acc, multiplier + j, shift + j, offset, lo, hi));
+        } else {
+            vstrbq_s32(out + j, mcu_cmsis_mve_requantize_vec(acc, multiplier + j, shift + j, offset, act_min, act_max));
+        }
+    }
+    for (; j < n; j++) {
+        const int32_t acc = mcu_cmsis_mve_dot1(x, weights + j * k, k, bias[j]);
+        out[j] = mcu_cmsis_requantize_s8(acc, multiplier[j], shift[j], offset, act_min, act_max);
+    }
+}
+
+/** n bytes from src to dst (n >= 0), stored sixteen at a time `step` (16, or 32 for an interleaved
+    pair of columns) bytes apart. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_copy(int8_t *dst, const int8_t *src, int32_t n,
+                                                                     const int32_t step)
+{
+    if (step == 32) {
+        __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[s]], #16\n\t"
+                         "vstrb.8 q0, [%[d]], #32\n\t"
+                         "letp lr, 1b\n"
+                         "2:\n"
+                         : [s] "+r"(src), [d] "+r"(dst)
+                         : [n] "r"(n)
+                         : "q0", "lr", "memory");
+    } else {
+        __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[s]], #16\n\t"
+                         "vstrb.8 q0, [%[d]], #16\n\t"
+                         "letp lr, 1b\n"
+                         "2:\n"
+                         : [s] "+r"(src), [d] "+r"(dst)
+                         : [n] "r"(n)
+                         : "q0", "lr", "memory");
+    }
+}
+
+/** n bytes of value v at dst (n >= 0), sixteen at a time `step` (16 or 32) bytes apart. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_fill(int8_t *dst, int32_t v, int32_t n,
+                                                                     const int32_t step)
+{
+    if (step == 32) {
+        __asm__ volatile("vdup.8 q0, %[v]\n\t"
+                         "wlstp.8 lr, %[n], 2f\n"
+                         "1:\n\t"
+                         "vstrb.8 q0, [%[d]], #32\n\t"
+                         "letp lr, 1b\n"
+                         "2:\n"
+                         : [d] "+r"(dst)
+                         : [n] "r"(n), [v] "r"(v)
+                         : "q0", "lr", "memory");
+    } else {
+        __asm__ volatile("vdup.8 q0, %[v]\n\t"
+                         "wlstp.8 lr, %[n], 2f\n"
+                         "1:\n\t"
+                         "vstrb.8 q0, [%[d]], #16\n\t"
+                         "letp lr, 1b\n"
+                         "2:\n"
+                         : [d] "+r"(dst)
+                         : [n] "r"(n), [v] "r"(v)
+                         : "q0", "lr", "memory");
+    }
+}
+
+/** The receptive field of output pixel (oy, ox) as one column of k_h * k_w * in_c int8 values in
+    [k_h][k_w][in_c] order; padded taps hold the input zero point (adds nothing: the bias is
+    folded). A filter row wholly inside the input (no dilation across it) is one copy. step 16: a
+    plain column; step 32 (in_c % 16 == 0): every sixteen values 32 bytes apart, the other pixel of
+    a pair in between (mcu_cmsis_mve_dot2x4). */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu_cmsis_conv_params *p,
+                                                                       const int8_t *input, int32_t oy, int32_t ox,
+                                                                       int8_t *col, const int32_t step)
+{
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c;
+    const int32_t k_h = p->k_h, k_w = p->k_w, dil_h = p->dil_h, dil_w = p->dil_w;
+    const int32_t pad_value = -p->input_offset;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int32_t row_len = k_w * in_c;
+    const int32_t tap_bytes = in_c * (step / 16); /* a tap's bytes in the (interleaved) column */
+    const int row_inside = ix0 >= 0 && ix0 + (k_w - 1) * dil_w < in_w;
+    for (int32_t ky = 0; ky < k_h; ky++, col += k_w * tap_bytes) {
+        const int32_t iy = iy0 + ky * dil_h;
+        if (iy < 0 || iy >= in_h) {
+            mcu_cmsis_mve_fill(col, pad_value, row_len, step);
+            continue;
+        }
+        const int8_t *src = input + (iy * in_w + ix0) * in_c;
+        if (row_inside && dil_w == 1) {
+            mcu_cmsis_mve_copy(col, src, row_len, step);
+            continue;
+        }
+        for (int32_t kx = 0; kx < k_w; kx++) {
+            const int32_t ix = ix0 + kx * dil_w;
+            if (ix < 0 || ix >= in_w) {
+                mcu_cmsis_mve_fill(col + kx * tap_bytes, pad_value, in_c, step);
+            } else {
+                mcu_cmsis_mve_copy(col + kx * tap_bytes, src + kx * dil_w * in_c, in_c, step);
+            }
+        }
+    }
+}
+
+/** Two pixels x four output channels: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows
+    w_j = w + j * k (k a multiple of 16), the two columns interleaved sixteen values at a time (x0's
+    at col, x1's at col + 16, then col + 32 ...). Eight accumulators, every even register but SP
+    (register variables), each weight vector into two VMLADAVA. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4(const int8_t *col, const int8_t *w, int32_t k,
+                                                                       const int32_t *bias, int32x4_t *out0,
+                                                                       int32x4_t *out1)
+{
+    int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
+    int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+    const int8_t *w1 = w + k;
+    const int8_t *w2 = w1 + k;
+    const int8_t *w3 = w2 + k;
+    int32_t n = k >> 4;
+    __asm__ volatile("1:\n\t"
+                     "vldrb.8 q1, [%[x], #16]\n\t"
+                     "vldrb.8 q0, [%[x]], #32\n\t"
+                     "vldrb.8 q2, [%[w0]], #16\n\t"
+                     "vmladava.s8 %[a0], q0, q2\n\t"
+                     "vmladava.s8 %[b0], q1, q2\n\t"
+                     "vldrb.8 q2, [%[w1]], #16\n\t"
+                     "vmladava.s8 %[a1], q0, q2\n\t"
+                     "vmladava.s8 %[b1], q1, q2\n\t"
+                     "vldrb.8 q2, [%[w2]], #16\n\t"
+                     "vmladava.s8 %[a2], q0, q2\n\t"
+                     "vmladava.s8 %[b2], q1, q2\n\t"
+                     "vldrb.8 q2, [%[w3]], #16\n\t"
+                     "vmladava.s8 %[a3], q0, q2\n\t"
+                     "vmladava.s8 %[b3], q1, q2\n\t"
+                     "subs %[n], %[n], #1\n\t"
+                     "bne 1b\n"
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [b0] "+Te"(b0),
+                       [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3), [x] "+r"(col), [w0] "+r"(w), [w1] "+r"(w1), [w2] "+r"(w2),
+                       [w3] "+r"(w3), [n] "+r"(n)
+                     :
+                     : "q0", "q1", "q2", "memory", "cc");
+    int32x4_t v0, v1;
+    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
+            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
+            : [v] "=&w"(v0)
+            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
+    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
+            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
+            : [v] "=&w"(v1)
+            : [a0] "r"(b0), [a1] "r"(b1), [a2] "r"(b2), [a3] "r"(b3));
+    *out0 = v0;
+    *out1 = v1;
+}
+
+#if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
+/** Four output channels of two pixels from their interleaved columns, requantized (every shift
+    <= 0) and stored. Not inlined: the assembly needs every register, which gcc 12 cannot free
+    inside a loop. */
+static __attribute__((noinline)) void mcu_cmsis_mve_group2x4(const int8_t *col, const int8_t *w, int32_t k,
+                                                              const int32_t *bias, const int32_t *multiplier,
+                                                              const int32_t *shift, const mcu_cmsis_mve_out *o,
+                                                              int8_t *out0, int8_t *out1)
+{
+    int32x4_t a0, a1;
+    mcu_cmsis_mve_dot2x4(col, w, k, bias, &a0, &a1);
+    const int32x4_t s = vldrwq_s32(shift), m = vldrwq_s32(multiplier);
+    const int32x4_t lo = vdupq_n_s32(o->act_min), hi = vdupq_n_s32(o->act_max);
+    a0 = vqrdmulhq_s32(a0, m);
+    a1 = vqrdmulhq_s32(a1, m);
+    a0 = vrshlq_s32(vqaddq_s32(a0, vshrq_n_s32(vandq_s32(a0, s), 31)), s);
+    a1 = vrshlq_s32(vqaddq_s32(a1, vshrq_n_s32(vandq_s32(a1, s), 31)), s);
+    vstrbq_s32(out0, vminq_s32(vmaxq_s32(vaddq_n_s32(a0, o->offset), lo), hi));
+    vstrbq_s32(out1, vminq_s32(vmaxq_s32(vaddq_n_s32(a1, o->offset), lo), hi));
+}
+
+/** Two pixels' outputs from their interleaved columns (every shift <= 0, n a multiple of 4, k of
+    16). */
+static inline void mcu_cmsis_mve_matvec2(const int8_t *col, const int8_t *weights, int32_t k, int32_t n,
+                                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                         const mcu_cmsis_mve_out *o, int8_t *out0, int8_t *out1)
+{
+    for (int32_t j = 0; j < n; j += 4, weights += 4 * k) {
+        mcu_cmsis_mve_group2x4(col, weights, k, bias + j, multiplier + j, shift + j, o, out0 + j, out1 + j);
+    }
+}
+
+#endif
+
+/** Convolution through im2col, one output pixel at a time: its column (in scratch) times the
+    [out_c][k] weights. */
+static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
+    const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
+    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, const int right_only)
+{
+    const int32_t k = p->k_h * p->k_w * p->in_c;
+    const int32_t out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
+    const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+    for (int32_t oy = 0; oy < out_h; oy++) {
+        for (int32_t ox = 0; ox < out_w; ox++, output += out_c) {
+            mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
+            mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, right_only);
+        }
+    }
+}
+
+#if !defined(__NO_INLINE__)
+/** Convolution, two output pixels at a time: their columns interleaved in scratch (in_c % 16 == 0,
+    out_c % 4 == 0, every shift <= 0); an odd last pixel alone. */
+static inline void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis_conv_params *p, const int8_t *input,
+                                              const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
+                                              const int32_t *shift, int8_t *scratch, int8_t *output)
+{
+    const int32_t k = p->k_h * p->k_w * p->in_c;
+    const int32_t out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
+    const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+    int32_t oy = 0, ox = 0; /* pixel n */
+    int32_t n = 0;
+    for (; n + 2 <= pixels; n += 2, output += 2 * out_c) {
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 32);
+        if (++ox == out_w) {
+            ox = 0, oy++;
+        }
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch + 16, 32);
+        if (++ox == out_w) {
+            ox = 0, oy++;
+        }
+        mcu_cmsis_mve_matvec2(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, output + out_c);
+    }
+    if (n < pixels) {
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
+        mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1);
+    }
+}
+
+#endif
+
+static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
+                                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                           int8_t *scratch, int8_t *output)
+{
+    if (!mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
+        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 0);
+#if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
+    } else if (p->in_c % 16 == 0 && p->out_c % 4 == 0) {
+        mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output);
+#endif
+    } else {
+        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 1);
+    }
+}
+
+/** Two pixels x four output channels with k (8, 16, 32, 64 or 128: a compile-time constant) fully
+    unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j = w + j * k (w 4-byte
+    aligned), as two vectors. Eight accumulators (every even register but SP) take each weight
+    vector (VLDRW with an immediate offset: one pointer reaches the four rows) into two VMLADAVA. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const int8_t *x0, const int8_t *x1,
+                                                                         const int8_t *w, const int32_t *bias,
+                                                                         int32x4_t *out0, int32x4_t *out1,
+                                                                         const int32_t k)
+{
+    int32x4_t v0, v1;
+    if (k == 8) { /* eight values: widening loads (VLDRB.S16) and VMLADAVA.S16 over eight lanes */
+        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for its three pointers */
+        __asm__ volatile("ldrd r0, r2, [%[b]]\n\t"
+                         "ldrd r4, r6, [%[b], #8]\n\t"
+                         "mov r8, r0\n\t"
+                         "mov r10, r2\n\t"
+                         "mov r12, r4\n\t"
+                         "mov lr, r6\n\t"
+                         "vldrb.s16 q0, [%[x0]]\n\t"
+                         "vldrb.s16 q1, [%[x1]]\n\t"
+                         "vldrb.s16 q2, [%[w]]\n\t"
+                         "vmladava.s16 r0, q0, q2\n\t"
+                         "vmladava.s16 r8, q1, q2\n\t"
+                         "vldrb.s16 q2, [%[w], #8]\n\t"
+                         "vmladava.s16 r2, q0, q2\n\t"
+                         "vmladava.s16 r10, q1, q2\n\t"
+                         "vldrb.s16 q2, [%[w], #16]\n\t"
+                         "vmladava.s16 r4, q0, q2\n\t"
+                         "vmladava.s16 r12, q1, q2\n\t"
+                         "vldrb.s16 q2, [%[w], #24]\n\t"
+                         "vmladava.s16 r6, q0, q2\n\t"
+                         "vmladava.s16 lr, q1, q2\n\t"
+                         "vmov %q[v0][2], %q[v0][0], r0, r4\n\t"
+                         "vmov %q[v0][3], %q[v0][1], r2, r6\n\t"
+                         "vmov %q[v1][2], %q[v1][0], r8, r12\n\t"
+                         "vmov %q[v1][3], %q[v1][1], r10, lr"
+                         : [v0] "=&w"(v0), [v1] "=&w"(v1)
+                         : [x0] "l"(x0), [x1] "l"(x1), [w] "l"(w), [b] "r"(bias)
+                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "memory");
+        *out0 = v0;
+        *out1 = v1;
+        return;
+    }
+    __asm__ volatile("ldrd r0, r2, [%[b]]\n\t"
+                     "ldrd r4, r6, [%[b], #8]\n\t"
+                     "mov r8, r0\n\t"
+                     "mov r10, r2\n\t"
+                     "mov r12, r4\n\t"
+                     "mov lr, r6\n\t"
+                     ".set mcu_mve_off, 0\n\t"
+                     ".rept %c[n]\n\t"
+                     "vldrb.8 q0, [%[x0], #mcu_mve_off]\n\t"
+                     "vldrb.8 q1, [%[x1], #mcu_mve_off]\n\t"
+                     "vldrw.u32 q2, [%[w], #mcu_mve_off]\n\t"
+                     "vmladava.s8 r0, q0, q2\n\t"
+                     "vmladava.s8 r8, q1, q2\n\t"
+                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + %c[k])]\n\t"
+                     "vmladava.s8 r2, q0, q2\n\t"
+                     "vmladava.s8 r10, q1, q2\n\t"
+                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + 2 * %c[k])]\n\t"
+                     "vmladava.s8 r4, q0, q2\n\t"
+                     "vmladava.s8 r12, q1, q2\n\t"
+                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + 3 * %c[k])]\n\t"
+                     "vmladava.s8 r6, q0, q2\n\t"
+                     "vmladava.s8 lr, q1, q2\n\t"
+                     ".set mcu_mve_off, mcu_mve_off + 16\n\t"
+                     ".endr\n\t"
+                     "vmov %q[v0][2], %q[v0][0], r0, r4\n\t"
+                     "vmov %q[v0][3], %q[v0][1], r2, r6\n\t"
+                     "vmov %q[v1][2], %q[v1][0], r8, r12\n\t"
+                     "vmov %q[v1][3], %q[v1][1], r10, lr"
+                     : [v0] "=&w"(v0), [v1] "=&w"(v1)
+                     : [x0] "r"(x0), [x1] "r"(x1), [w] "r"(w), [b] "r"(bias), [n] "i"(k / 16), [k] "i"(k)
+                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "memory");
+    *out0 = v0;
+    *out1 = v1;
+}
+
+/** Two pixels' outputs (every shift <= 0, n a multiple of 4, k a compile-time constant of
+    mcu_cmsis_mve_dot2x4_k). */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
+                                                                          const int8_t *weights, int32_t n,
+                                                                          const int32_t *bias,
+                                                                          const int32_t *multiplier,
+                                                                          const int32_t *shift, int32_t out_offset,
+                                                                          int32x4_t lo, int32x4_t hi, int8_t *out0,
+                                                                          int8_t *out1, const int32_t k)
+{
+    for (int32_t j = 0; j < n; j += 4, weights += 4 * k) {
+        int32x4_t a0, a1;
+        mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k);
+        const int32x4_t s = vldrwq_s32(shift + j), m = vldrwq_s32(multiplier + j);
+        a0 = vqrdmulhq_s32(a0, m);
+        a1 = vqrdmulhq_s32(a1, m);
+        a0 = vrshlq_s32(vqaddq_s32(a0, vshrq_n_s32(vandq_s32(a0, s), 31)), s);
+        a1 = vrshlq_s32(vqaddq_s32(a1, vshrq_n_s32(vandq_s32(a1, s), 31)), s);
+        vstrbq_s32(out0 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a0, out_offset), lo), hi));
+        vstrbq_s32(out1 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a1, out_offset), lo), hi));
+    }
+}
+
+/** 1x1 convolution, two pixels at a time through mcu_cmsis_mve_matvec2_k (k = in_c a compile-time
+    constant), an odd last pixel through mcu_cmsis_mve_matvec. */
+static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs(
+    const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int32_t k)
+{
+    const int32_t in_w = p->in_w, out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
+    const int32_t sw = p->stride_w, sh = p->stride_h;
+    const int32_t out_offset = p->output_offset;
+    const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max);
+    int32_t n = 0;
+    for (; n + 2 <= pixels; n += 2) {
+        const int32_t oy0 = n / out_w, ox0 = n - oy0 * out_w;
+        const int32_t oy1 = (n + 1) / out_w, ox1 = n + 1 - oy1 * out_w;
+        const int8_t *x0 = input + (oy0 * sh * in_w + ox0 * sw) * k;
+        const int8_t *x1 = input + (oy1 * sh * in_w + ox1 * sw) * k;
+        mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
+                                output + n * out_c, output + (n + 1) * out_c, k);
+    }
+    if (n < pixels) {
+        const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+        const int32_t oy = n / out_w, ox = n - oy * out_w;
+        mcu_cmsis_mve_matvec(input + (oy * sh * in_w + ox * sw) * k, weights, k, out_c, bias, multiplier, shift, &o,
+                             output + n * out_c, 1);
+    }
+}
+
+/** 1x1 convolution: each input pixel (read in place) times the [out_c][in_c] weights. */
+static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pixels(
+    const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int right_only)
+{
+    const int32_t in_c = p->in_c, out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
+    const int32_t step_x = p->stride_w * in_c, step_y = p->stride_h * p->in_w * in_c;
+    const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+    for (int32_t oy = 0; oy < out_h; oy++) {
+        const int8_t *x = input + oy * step_y;
+        for (int32_t ox = 0; ox < out_w; ox++, x += step_x, output += out_c) {
+            mcu_cmsis_mve_matvec(x, weights, in_c, out_c, bias, multiplier, shift, &o, output, right_only);
+        }
+    }
+}
+
+static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const mcu_cmsis_conv_params *p, const int8_t *input,
+                                               const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
+                                               const int32_t *shift, int8_t *output)
+{
+    if (mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
+#if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
+        if (p->out_c % 4 == 0 && ((uintptr_t)weights & 3) == 0) { /* k unrolled: 8, 16, 32, 64, 128 */
+            switch (p->in_c) {
+            case 8:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 8);
+                return;
+            case 16:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 16);
+                return;
+            case 32:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 32);
+                return;
+            case 64:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 64);
+                return;
+            case 128:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 128);
+                return;
+            default:
+                break;
+            }
+        }
+#endif
+        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 1);
+    } else {
+        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 0);
+    }
+}
+
+/** Fully connected: rows input vectors of depth values times the [units][depth] weights. */
+static inline void mcu_cmsis_fully_connected_s8_mve(const mcu_cmsis_fc_params *p, const int8_t *input,
+                                                    const int8_t *weights, const int32_t *bias,
+                                                    const int32_t *multiplier, const int32_t *shift, int8_t *output)
+{
+    const int32_t rows = p->rows, depth = p->depth, units = p->units;
+    const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+    const int right_only = mcu_cmsis_mve_shifts_right(shift, units);
+    for (int32_t r = 0; r < rows; r++, input += depth, output += units) {
+        if (right_only) {
+            mcu_cmsis_mve_matvec(input, weights, depth, units, bias, multiplier, shift, &o, output, 1);
+        } else {
+            mcu_cmsis_mve_matvec(input, weights, depth, units, bias, multiplier, shift, &o, output, 0);
+        }
+    }
+}
+
+#endif /* MCU_CMSIS_USE_MVE */
+#endif /* MCU_CMSIS_GEMM_MVE_H */
