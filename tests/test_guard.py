@@ -177,7 +177,7 @@ def test_guarded_build_reports_stack_and_passes(cli, generated):
     assert 0 < peak < load_board("mps2-an386").stack_size
     bound = int(lines["stack bound"].split()[2].replace(",", ""))
     assert peak <= bound < 4 * peak, "the static worst case bounds the measured peak"
-    assert "static worst case from gcc's call graphs: Reset_Handler > main > serve_one > model_run > " in proc.stdout
+    assert "static worst case from gcc's call graphs: Reset_Handler > main > serve_one > serve_frame > model_run > " in proc.stdout
     assert lines["RAM check"].startswith(f"RAM check: arena {arena:,} B + other static ")
     assert lines["RAM check"].endswith(f"B of {4 * 1024 * 1024:,} B: fits")
 

@@ -516,7 +516,8 @@ static void cmd_quit(const uint8_t *payload, uint32_t length)
 }
 
 /* One request after its magic: header, payload, CRC, then exactly one response frame. */
-static void serve_frame(void)
+/* not inlined into serve_one: a function calling setjmp keeps every local in its own stack slot */
+static __attribute__((noinline)) void serve_frame(void)
 {
     static uint8_t payload[SMALL_PAYLOAD];
     rx_crc = 0u;
