@@ -3,7 +3,8 @@
  *
  * DSP path: four units per step, four inputs at a time; the input word is split once by SXTB16 /
  * SXTB16 ROR #8 into lanes (0, 2) and (1, 3) for the four units, each weight word the same way,
- * two SMLAD per four inputs and unit; two groups of four inputs per loop iteration.
+ * two SMLAD per four inputs and unit; four groups of four inputs per loop iteration, one pointer per
+ * unit so every load in the unrolled body has an immediate offset (no depth-offset registers).
  *
  * MVE path: mcu_cmsis_gemm_mve.h (four units per step, sixteen inputs per VMLADAVA, the four units
  * requantized as one vector).
@@ -21,26 +22,21 @@ static inline int32_t fc_step(int32_t x02, int32_t x13, const int8_t *w, int32_t
     return mcu_smlad(x13, mcu_sxtb16_ror8(word), mcu_smlad(x02, mcu_sxtb16(word), acc));
 }
 
-/** Four inputs at xp (widened once for the four units) for units at w01, w01 + depth, w23,
-    w23 + depth (each advanced by four); returns the next inputs. */
-static inline const int8_t *fc_group(const int8_t *xp, int32_t depth, const int8_t **w01, const int8_t **w23,
-                                     int32_t *a0, int32_t *a1, int32_t *a2, int32_t *a3)
+/** Four inputs at xp + k (widened once for the four units) times the weights at w0 + k .. w3 + k. */
+static inline void fc_group(const int8_t *xp, int32_t k, const int8_t *w0, const int8_t *w1, const int8_t *w2,
+                            const int8_t *w3, int32_t *a0, int32_t *a1, int32_t *a2, int32_t *a3)
 {
-    const int32_t word = mcu_read_s8x4(xp);
+    const int32_t word = mcu_read_s8x4(xp + k);
     const int32_t x02 = mcu_sxtb16(word), x13 = mcu_sxtb16_ror8(word);
-    xp += 4;
     /* one unit at a time: no register to spare for the weights of more */
-    *a0 = fc_step(x02, x13, *w01, *a0);
+    *a0 = fc_step(x02, x13, w0 + k, *a0);
     mcu_schedule_barrier();
-    *a1 = fc_step(x02, x13, *w01 + depth, *a1);
+    *a1 = fc_step(x02, x13, w1 + k, *a1);
     mcu_schedule_barrier();
-    *a2 = fc_step(x02, x13, *w23, *a2);
+    *a2 = fc_step(x02, x13, w2 + k, *a2);
     mcu_schedule_barrier();
-    *a3 = fc_step(x02, x13, *w23 + depth, *a3);
+    *a3 = fc_step(x02, x13, w3 + k, *a3);
     mcu_schedule_barrier();
-    *w01 += 4;
-    *w23 += 4;
-    return xp;
 }
 #endif
 
@@ -70,23 +66,32 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
 #elif defined(MCU_CMSIS_USE_DSP)
         const int32_t groups = depth >> 2;
         for (; u + 4 <= units; u += 4) {
-            /* units u, u + 1 at w01 and w01 + depth; u + 2, u + 3 at w23 and w23 + depth */
-            const int8_t *w01 = weights + u * depth, *w23 = w01 + 2 * depth;
+            /* units u .. u + 3 at w0 .. w3 */
+            const int8_t *w0 = weights + u * depth, *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
             int32_t a0 = bias[u], a1 = bias[u + 1], a2 = bias[u + 2], a3 = bias[u + 3];
             const int8_t *xp = x;
             const int8_t *const xp_end = x + 4 * groups;
             if (groups & 1) {
-                xp = fc_group(xp, depth, &w01, &w23, &a0, &a1, &a2, &a3);
+                fc_group(xp, 0, w0, w1, w2, w3, &a0, &a1, &a2, &a3);
+                xp += 4, w0 += 4, w1 += 4, w2 += 4, w3 += 4;
             }
-            while (xp != xp_end) { /* two groups per iteration */
-                xp = fc_group(xp, depth, &w01, &w23, &a0, &a1, &a2, &a3);
-                xp = fc_group(xp, depth, &w01, &w23, &a0, &a1, &a2, &a3);
+            if (groups & 2) {
+                fc_group(xp, 0, w0, w1, w2, w3, &a0, &a1, &a2, &a3);
+                fc_group(xp, 4, w0, w1, w2, w3, &a0, &a1, &a2, &a3);
+                xp += 8, w0 += 8, w1 += 8, w2 += 8, w3 += 8;
             }
-            for (int32_t d = 4 * groups; d < depth; d++, w01++, w23++) {
-                a0 += x[d] * w01[0];
-                a1 += x[d] * w01[depth];
-                a2 += x[d] * w23[0];
-                a3 += x[d] * w23[depth];
+            while (xp != xp_end) { /* four groups per iteration */
+                fc_group(xp, 0, w0, w1, w2, w3, &a0, &a1, &a2, &a3);
+                fc_group(xp, 4, w0, w1, w2, w3, &a0, &a1, &a2, &a3);
+                fc_group(xp, 8, w0, w1, w2, w3, &a0, &a1, &a2, &a3);
+                fc_group(xp, 12, w0, w1, w2, w3, &a0, &a1, &a2, &a3);
+                xp += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16;
+            }
+            for (int32_t d = 4 * groups; d < depth; d++, w0++, w1++, w2++, w3++) {
+                a0 += x[d] * w0[0];
+                a1 += x[d] * w1[0];
+                a2 += x[d] * w2[0];
+                a3 += x[d] * w3[0];
             }
             if (rq != NULL) {
                 const int32_t *r = rq + 3 * u;
