@@ -54,53 +54,91 @@ def run_tflm_inprocess(blob: bytes, batches: Sequence[Sequence[np.ndarray]], ten
     return results
 
 
+Result = list[tuple[list[np.ndarray], dict[int, np.ndarray]]]
+
+
 def run_tflm(blob: bytes, batches: Sequence[Sequence[np.ndarray]], tensors: Sequence[int] = (),
-             isolate: bool = True, timeout: float = 600.0) -> list[tuple[list[np.ndarray], dict[int, np.ndarray]]]:
+             isolate: bool = True, timeout: float = 600.0) -> Result:
+    """Every input set of `batches` through TFLM: (outputs, {tensor index: value}) for each. With
+    `isolate` (the default) in a child process, a crash or refusal there an OracleError."""
     if not isolate:
         return run_tflm_inprocess(blob, batches, tensors)
+    result = _run_children([bytes(blob)], [batches], [tensors], timeout)
+    if isinstance(result, str):
+        raise OracleError(result)
+    if isinstance(result[0], str):
+        raise OracleError(f"the TFLite Micro interpreter failed on this model: {result[0]}")
+    return result[0]
+
+
+def run_tflm_models(blobs: Sequence[bytes], batches: Sequence[Sequence[Sequence[np.ndarray]]],
+                    timeout: float = 600.0) -> list[list[list[np.ndarray]] | str]:
+    """Several models through TFLM in one child process: per model its outputs per input set, or
+    the reason TFLM refused it. When the child crashes or hangs (TFLM segfaults on some bad
+    models), each model runs in a child of its own, so one model cannot take the others with it."""
+    result = _run_children([bytes(b) for b in blobs], batches, [()] * len(blobs), timeout)
+    if isinstance(result, str):
+        result = []
+        for blob, sets in zip(blobs, batches):
+            one = _run_children([bytes(blob)], [sets], [()], timeout)
+            result.append(one if isinstance(one, str) else one[0])
+    return [r if isinstance(r, str) else [outs for outs, _ in r] for r in result]
+
+
+def _run_children(blobs: list[bytes], batches, tensors, timeout: float) -> list[Result | str] | str:
+    """One child process for all `blobs`: per model its results or why TFLM refused it, or (a str)
+    why the child itself failed."""
     with tempfile.TemporaryDirectory(prefix="mcuforge-oracle-") as tmp:
         req, resp = Path(tmp) / "req.npz", Path(tmp) / "resp.npz"
-        payload: dict[str, np.ndarray] = {
-            "model": np.frombuffer(bytes(blob), dtype=np.uint8),
-            "tensors": np.asarray(list(tensors), dtype=np.int64),
-            "shape": np.asarray([len(batches), len(batches[0]) if batches else 0], dtype=np.int64),
-        }
-        for b, inputs in enumerate(batches):
-            for i, x in enumerate(inputs):
-                payload[f"in_{b}_{i}"] = np.asarray(x)
+        payload: dict[str, np.ndarray] = {"models": np.asarray(len(blobs))}
+        for m, (blob, sets, wanted) in enumerate(zip(blobs, batches, tensors)):
+            payload[f"model_{m}"] = np.frombuffer(blob, dtype=np.uint8)
+            payload[f"tensors_{m}"] = np.asarray(list(wanted), dtype=np.int64)
+            payload[f"shape_{m}"] = np.asarray([len(sets), len(sets[0]) if sets else 0], dtype=np.int64)
+            for b, inputs in enumerate(sets):
+                for i, x in enumerate(inputs):
+                    payload[f"in_{m}_{b}_{i}"] = np.asarray(x)
         np.savez(req, **payload)
         try:
             proc = subprocess.run([sys.executable, "-m", "mcuforge.oracle", str(req), str(resp)],
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise OracleError(f"the TFLite Micro interpreter did not finish within {timeout:.0f} s") from None
+            return f"the TFLite Micro interpreter did not finish within {timeout:.0f} s"
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
             how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
-            raise OracleError(f"the TFLite Micro interpreter failed on this model ({how}): {last}")
+            return f"the TFLite Micro interpreter failed on this model ({how}): {last}"
         data = np.load(resp)
-        results = []
-        for b in range(len(batches)):
-            n_out = int(data[f"nout_{b}"])
-            outs = [data[f"out_{b}_{i}"] for i in range(n_out)]
-            inter = {int(t): data[f"t_{b}_{t}"] for t in tensors}
-            results.append((outs, inter))
+        results: list[Result | str] = []
+        for m, (sets, wanted) in enumerate(zip(batches, tensors)):
+            if f"error_{m}" in data:
+                results.append(str(data[f"error_{m}"]))
+                continue
+            results.append([([data[f"out_{m}_{b}_{i}"] for i in range(int(data[f"nout_{m}_{b}"]))],
+                             {int(t): data[f"t_{m}_{b}_{t}"] for t in wanted}) for b in range(len(sets))])
         return results
 
 
 def _child(req: str, resp: str) -> None:
+    """Runs each model of the request in turn; a model TFLM refuses (an exception) is reported as
+    its error text, the others still run."""
     data = np.load(req)
-    nb, ni = (int(v) for v in data["shape"])
-    batches = [[data[f"in_{b}_{i}"] for i in range(ni)] for b in range(nb)]
-    tensors = [int(t) for t in data["tensors"]]
-    results = run_tflm_inprocess(data["model"].tobytes(), batches, tensors)
     out: dict[str, np.ndarray] = {}
-    for b, (outs, inter) in enumerate(results):
-        out[f"nout_{b}"] = np.asarray(len(outs))
-        for i, o in enumerate(outs):
-            out[f"out_{b}_{i}"] = o
-        for t, v in inter.items():
-            out[f"t_{b}_{t}"] = v
+    for m in range(int(data["models"])):
+        nb, ni = (int(v) for v in data[f"shape_{m}"])
+        batches = [[data[f"in_{m}_{b}_{i}"] for i in range(ni)] for b in range(nb)]
+        try:
+            results = run_tflm_inprocess(data[f"model_{m}"].tobytes(), batches,
+                                         [int(t) for t in data[f"tensors_{m}"]])
+        except Exception as e:  # TFLM refusing the model, whatever it raises
+            out[f"error_{m}"] = np.asarray(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1]}")
+            continue
+        for b, (outs, inter) in enumerate(results):
+            out[f"nout_{m}_{b}"] = np.asarray(len(outs))
+            for i, o in enumerate(outs):
+                out[f"out_{m}_{b}_{i}"] = o
+            for t, v in inter.items():
+                out[f"t_{m}_{b}_{t}"] = v
     np.savez(resp, **out)
 
 

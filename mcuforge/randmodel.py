@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from mcuforge.oracle import run_tflm_models
 from mcuforge.tflite_writer import ModelWriter
 
 N_SAMPLES = 6
@@ -785,70 +786,6 @@ def run_host_batch(compiled: list[Any], input_sets: list[list[list[np.ndarray]]]
     return results
 
 
-def run_tflm_batch(blobs: list[bytes], input_sets: list[list[list[np.ndarray]]], timeout: float = 600.0):
-    """TFLM on every model in one child process: per model the outputs per input set, or the error
-    text. A crash of the child (TFLM segfaults on some bad models) falls back to one child per model."""
-    import subprocess
-    import sys
-    import tempfile
-
-    from mcuforge.oracle import OracleError, run_tflm
-
-    with tempfile.TemporaryDirectory(prefix="mcuforge-randtflm-") as tmp:
-        req, resp = Path(tmp) / "req.npz", Path(tmp) / "resp.npz"
-        payload = {"shape": np.asarray([len(blobs), len(input_sets[0]) if input_sets else 0])}
-        for k, (blob, sets) in enumerate(zip(blobs, input_sets)):
-            payload[f"m{k}"] = np.frombuffer(blob, dtype=np.uint8)
-            payload[f"ni{k}"] = np.asarray(len(sets[0]))
-            for s, inputs in enumerate(sets):
-                for i, x in enumerate(inputs):
-                    payload[f"in_{k}_{s}_{i}"] = np.asarray(x)
-        np.savez(req, **payload)
-        try:
-            proc = subprocess.run([sys.executable, "-m", "mcuforge.randmodel", str(req), str(resp)],
-                                  capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:  # one model hangs the interpreter: find it, one child per model
-            proc = None
-        if proc is not None and proc.returncode == 0:
-            data = np.load(resp)
-            results: list[Any] = []
-            for k, sets in enumerate(input_sets):
-                if f"err{k}" in data:
-                    results.append(str(data[f"err{k}"]))
-                    continue
-                n_out = int(data[f"nout{k}"])
-                results.append([[data[f"out_{k}_{s}_{i}"] for i in range(n_out)] for s in range(len(sets))])
-            return results
-    results = []
-    for blob, sets in zip(blobs, input_sets):
-        try:
-            results.append([outs for outs, _ in run_tflm(blob, sets, timeout=timeout)])
-        except OracleError as e:
-            results.append(str(e))
-    return results
-
-
-def _tflm_child(req: str, resp: str) -> None:
-    from mcuforge.oracle import run_tflm_inprocess
-
-    data = np.load(req)
-    n_models, n_sets = (int(v) for v in data["shape"])
-    out: dict[str, np.ndarray] = {}
-    for k in range(n_models):
-        ni = int(data[f"ni{k}"])
-        sets = [[data[f"in_{k}_{s}_{i}"] for i in range(ni)] for s in range(n_sets)]
-        try:
-            res = run_tflm_inprocess(data[f"m{k}"].tobytes(), sets)
-        except Exception as e:  # TFLM refuses the model: reported per model
-            out[f"err{k}"] = np.asarray(f"{type(e).__name__}: {str(e).strip().splitlines()[-1:]}")
-            continue
-        out[f"nout{k}"] = np.asarray(len(res[0][0]))
-        for s, (outs, _) in enumerate(res):
-            for i, o in enumerate(outs):
-                out[f"out_{k}_{s}_{i}"] = o
-    np.savez(resp, **out)
-
-
 def degenerate(outputs_per_set: list[list[np.ndarray]]) -> str | None:
     """Why TFLM's outputs make a vacuous test (an output equal for every input set, or a single
     value everywhere), or None."""
@@ -886,7 +823,7 @@ def check_models(named_blobs: list[tuple[str, bytes]], work: Path, n_sets: int =
         rng = np.random.default_rng(input_seeds[k] if input_seeds else k)
         inputs[k] = [random_inputs(c.imported, rng) for _ in range(n_sets)]
     keys = sorted(compiled)
-    theirs = dict(zip(keys, run_tflm_batch([named_blobs[k][1] for k in keys], [inputs[k] for k in keys])))
+    theirs = dict(zip(keys, run_tflm_models([named_blobs[k][1] for k in keys], [inputs[k] for k in keys])))
     ours: dict[int, Any] = {}
     for start in range(0, len(keys), batch):
         part = keys[start:start + batch]
@@ -1015,11 +952,3 @@ def save_fixture(directory: Path, spec: dict, outcome: Outcome, origin: str) -> 
     (directory / f"{name}.json").write_text(json.dumps(
         {"origin": origin, "failure": str(outcome), "spec": spec}, indent=1) + "\n")
     return directory / f"{name}.tflite"
-
-
-if __name__ == "__main__":
-    import os
-    import sys
-
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    _tflm_child(sys.argv[1], sys.argv[2])
