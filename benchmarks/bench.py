@@ -15,9 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = {"kws": "kws_ref_model.tflite", "vww": "vww_96_int8.tflite", "ic": "pretrainedResnet_quant.tflite",
-          "ad": "ad01_int8.tflite"}
+from mlperf import MLPERF, ROOT
+
 # The peer: TFLM + CMSIS-NN instructions per inference, TFLM arena_used_bytes, and TFLM flash excluding the
 # model with int8-only op registrations (shared/peer/tflm-cmsis-nn-qemu.md, "Totals").
 PEER = {
@@ -45,7 +44,7 @@ def main() -> int:
     for board in args.boards.split(","):
         for m in args.models.split(","):
             print(f"bench {m} on {board} ...", file=sys.stderr, flush=True)
-            r = bench(ROOT / "tests" / "fixtures" / "mlperf" / MODELS[m], board)
+            r = bench(MLPERF[m], board)
             (out.parent / f"{m}-{board}.svg").write_text(bars_svg(r))
             (out.parent / f"{m}-{board}.json").write_text(json.dumps(r, indent=2))
             peer_instr, peer_arena, peer_flash = PEER.get((board, m), (None, None, None))

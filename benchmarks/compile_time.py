@@ -19,13 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-MLPERF = {
-    "KWS": "kws_ref_model.tflite",
-    "VWW": "vww_96_int8.tflite",
-    "IC": "pretrainedResnet_quant.tflite",
-    "AD": "ad01_int8.tflite",
-}
+from mlperf import MLPERF
+
 LIMIT_SECONDS = 30.0
 
 # Peak memory: VmHWM of /proc/self/status, the high-water mark of this process image. getrusage's
@@ -68,7 +63,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="mcuforge-compile-time-") as tmp:
         work = Path(tmp)
-        models = {name: ROOT / "tests" / "fixtures" / "mlperf" / f for name, f in MLPERF.items()}
+        models = {name.upper(): path for name, path in MLPERF.items()}
         mnv2 = work / "mobilenet_v2_224.tflite"
         mnv2.write_bytes(build(mobilenet_v2_spec()))
         models["MobileNetV2-224 (4 MB)"] = mnv2

@@ -18,13 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = {
-    "KWS": "kws_ref_model.tflite",
-    "VWW": "vww_96_int8.tflite",
-    "IC": "pretrainedResnet_quant.tflite",
-    "AD": "ad01_int8.tflite",
-}
+from mlperf import MLPERF
 
 _TFLM_SCRIPT = """
 import sys
@@ -58,8 +52,8 @@ def measure() -> list[dict]:
     from mcuforge.inspection import live_lower_bound
 
     rows = []
-    for name, file in MODELS.items():
-        path = ROOT / "tests" / "fixtures" / "mlperf" / file
+    for short, path in MLPERF.items():
+        name = short.upper()
         compiled = compile_model(path)
         bound, _ = live_lower_bound(read_tflite(path))
         tflm = tflm_arena(path)
