@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -51,25 +51,83 @@ def check_identifier(name: str, what: str = "prefix") -> str:
 
 
 @dataclass(frozen=True)
-class KernelContext:
-    """What a kernel template sees."""
+class Operand:
+    """One argument of a kernel call after `&params`: an activation input in the arena (`input`,
+    cast to `const ctype *`), a constant array in flash (`const`), NULL for an absent optional
+    argument (`null`), the scratch buffer (`scratch`), or the output in the arena (`output`)."""
 
-    k: KernelCall  # the call: params, constants, input/output types, op info
+    kind: str
+    expr: str
+    ctype: str = ""
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    """What a kernel template sees: each field is a template variable of that name."""
+
+    k: KernelCall  # the call: function, params, constants, input/output types, op info
+    params: Mapping[str, Any]  # k.params
     ins: tuple[str, ...]  # C expressions (uint8_t *) of the kernel inputs in the arena
     out: str  # C expression (uint8_t *) of the output in the arena
     scratch: str  # C expression of the scratch buffer, or "NULL"
     const: Mapping[str, str]  # constant role -> C identifier of its array in flash
     arg: tuple[str, ...]  # for each argument of the original op: its input or constant expression
+    operands: tuple[Operand, ...]  # the generic call's arguments after &params (kernels with a `struct`)
     p: str  # prefix
     layer: int
+
+    def variables(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def operands(kc: KernelCall, ins: tuple[str, ...], out: str, scratch: str,
+             const: Mapping[str, str]) -> tuple[Operand, ...]:
+    """The generic call's arguments: the op's arguments in op order (padded with NULL up to
+    `op_args`), then the other constants in their order, the scratch buffer if any, the output."""
+    result = []
+    for i in range(kc.op_args if kc.op_args is not None else len(kc.arg_map)):
+        slot = kc.arg_map[i] if i < len(kc.arg_map) else None
+        if i >= len(kc.arg_map):
+            result.append(Operand("null", "NULL"))
+        elif slot is None:
+            result.append(Operand("const", const[f"arg{i}"]))
+        else:
+            result.append(Operand("input", ins[slot], C_TYPES[kc.inputs[slot].dtype]))
+    result += [Operand("const", name) for role, name in const.items() if not role.startswith("arg")]
+    if kc.scratch_bytes:
+        result.append(Operand("scratch", scratch))
+    result.append(Operand("output", out, C_TYPES[kc.output.dtype]))
+    return tuple(result)
+
+
+def c_value(v: Any) -> str:
+    """A parameter value as a C initializer: ints (INT32_MIN spelled so that it is an int), strings
+    as C literals already (float literals, hex), lists as arrays, dicts as nested structs."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, (int, np.integer)):
+        v = int(v)
+        return "(-2147483647 - 1)" if v == -(2**31) else str(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, Mapping):
+        return "{ " + ", ".join(f".{k} = {c_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return "{ " + ", ".join(c_value(x) for x in v) + " }"
+    raise CodegenError(f"no C form for parameter value {v!r}")
 
 
 @functools.lru_cache(maxsize=None)
 def _env(directory: str) -> jinja2.Environment:
     """One environment per template directory, so each template is parsed once per process (Jinja
-    still reloads a template whose file changed)."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(directory)), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    still reloads a template whose file changed). A target's directory is searched first, then the
+    shared templates (the generic call.c.j2)."""
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(directory)),
+                                  jinja2.FileSystemLoader(str(_templates_root()))])
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["c_value"] = c_value
+    return env
 
 
 def _templates_root() -> Path:
@@ -125,7 +183,7 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
         scratch = f"(arena + {arena.offset(f'scratch{step}')})" if kc.scratch_bytes else "NULL"
         arg = tuple(const_names.get(f"arg{i}", "NULL") if slot is None else ins[slot]
                     for i, slot in enumerate(kc.arg_map))
-        comment = f"{kc.info.tflite} {kc.info.op} '{prog.buffers[b.out].label}' -> {kc.info.target} {kc.symbol}"
+        comment = f"{kc.info.tflite} {kc.info.op} '{prog.buffers[b.out].label}' -> {kc.info.target} {kc.function or 'view'}"
         if kc.view:
             code = "    /* a view of its input: no code */"
         else:
@@ -135,10 +193,10 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
             except jinja2.TemplateNotFound:
                 raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): target '{target.name}' has no "
                                    f"template {kc.template}") from None
-            ctx = KernelContext(kc, ins, out, scratch, const_names, arg, p, step)
-            code = tmpl.render(ctx=ctx, k=kc, ins=ins, out=out, scratch=scratch, const=const_names, arg=arg,
-                               p=p, params=kc.params).rstrip()
-            headers.add(f"{_header_for(kc)}")
+            ctx = KernelContext(kc, kc.params, ins, out, scratch, const_names, arg,
+                                operands(kc, ins, out, scratch, const_names) if kc.struct else (), p, step)
+            code = tmpl.render(ctx.variables()).rstrip()
+            headers.add(_header_for(kc, target))
         layers.append({"comment": comment.replace("*/", "* /"), "code": code})
     ctx = {**common, "arena_bytes": arena.arena_bytes, "inputs": _io_info(prog, arena, prog.inputs),
            "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
@@ -153,7 +211,11 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
     }
 
 
-def _header_for(kc: KernelCall) -> str:
+def _header_for(kc: KernelCall, target) -> str:
+    """The header declaring the kernel: its own `<source>.h` when it has one, else the target's
+    umbrella header."""
+    if (target.sources / f"{kc.source}.h").is_file():
+        return f"{kc.source}.h"
     return f"mcu_kernels_{kc.info.target.replace('-', '_')}.h"
 
 
@@ -166,9 +228,9 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
         if kc.view:
             continue
         target = get_target(kc.info.target)
-        src = target.sources / f"{kc.symbol}.c"
+        src = target.sources / f"{kc.source}.c"
         if not src.exists():
-            raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): no C kernel {kc.symbol} in target "
+            raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): no C kernel {kc.source} in target "
                                f"'{target.name}'")
         sources[src.name] = src
         for h in target.sources.glob("*.h"):

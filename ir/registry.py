@@ -4,7 +4,11 @@ An entry gives the op's kind, how TFLite operators parse into it, type inference
 reference implementation with TensorFlow Lite Micro's integer semantics, and the support checks
 whose docstrings are the sentences users read (and SUPPORTED_OPS.md is generated from).
 
-Op modules live in `mcuforge.ir.ops` and call `register()` at import time.
+An entry also holds the facts later stages need about the op, so that no stage keeps its own list
+of op names: whether it is a view of its input (`view`), whether it carries a fused activation that
+clamps like TFLite's (`fuses_activation`), which fused activation a standalone op equals (`folds_as`),
+its multiply-accumulate count (`macs`), and its portable C kernel (`portable`: how the `c` target
+lowers it). Op modules live in `mcuforge.ir.ops` and call `register()` at import time.
 """
 
 from __future__ import annotations
@@ -64,6 +68,38 @@ Reference = Callable[[list[np.ndarray], OpView], np.ndarray]
 # A legalization rule gets a call of its op (and the pass's context: user counts) and returns the
 # expression that replaces it, or None when it does not apply. Its docstring says what it does.
 Rule = Callable[[Any, Any], Any]
+# Multiply-accumulates of one call of the op (for the benchmark's per-MAC figures).
+Macs = Callable[[OpView], int]
+
+
+@dataclass(frozen=True)
+class CKernel:
+    """One call of a portable C kernel, as an op's portable lowering decides it.
+
+    The call is `function(&params, <op arguments>, <constants>, [scratch], output)`: `params` are the
+    fields of the `struct` the kernel reads (C values: ints, strings of C literals, lists for arrays,
+    dicts for nested structs), the op's arguments are passed in op order (an activation input or a
+    constant array; `op_args` pads absent optional ones with NULL), then `constants` (precomputed
+    arrays, in the kernel's argument order). A kernel with another call shape names its own
+    `template` (in codegen/templates/c/)."""
+
+    function: str  # the C function, e.g. "mcu_conv_2d_s8"
+    source: str  # the kernel's file stem: firmware/kernels/c/<source>.c (and <source>.h when it has one)
+    struct: str  # the parameter struct type
+    params: Mapping[str, Any] = field(default_factory=dict)
+    constants: Mapping[str, np.ndarray] = field(default_factory=dict)
+    op_args: int | None = None  # how many op arguments the kernel takes (None: as many as the call has)
+    scratch_bytes: int = 0
+    template: str | None = None  # a template of its own instead of the generic call
+
+
+@dataclass(frozen=True)
+class Portable:
+    """How the portable `c` target lowers an op: `lower(call) -> CKernel`, and whether the kernel
+    tolerates its output placed exactly over input 0 (it reads each element before writing it)."""
+
+    lower: Callable[[Any], CKernel]
+    in_place: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +112,11 @@ class OpDef:
     checks: tuple[Check, ...] = ()
     tflite: Mapping[str, Parser] = field(default_factory=dict)
     legalize: tuple[Rule, ...] = ()
+    portable: Portable | None = None  # None: the op has no kernel (it legalizes away, or is a view)
+    view: bool = False  # the output is input 0's bytes under another shape: no code, no copy
+    fuses_activation: bool = False  # has a fused activation clamping its output as TFLite's do
+    folds_as: str | None = None  # a standalone activation equal to this fused one in one quantization
+    macs: Macs | None = None
 
     def check(self, view: OpView) -> list[str]:
         """Every support problem of this call as user-facing sentences (empty when supported)."""

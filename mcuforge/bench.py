@@ -17,18 +17,11 @@ import numpy as np
 
 
 def layer_macs(call) -> int:
-    """Multiply-accumulates of a layer, from the op as imported (0 for ops that have none)."""
-    op, out = call.op, call.type
-    if op not in ("conv_2d", "depthwise_conv_2d", "fully_connected", "transpose_conv"):
-        return 0
-    w = call.args[1].type.shape
-    if op == "conv_2d":
-        return out.size * w[1] * w[2] * w[3]
-    if op == "depthwise_conv_2d":
-        return out.size * w[1] * w[2]
-    if op == "fully_connected":
-        return out.size * w[-1]
-    return call.args[0].type.size * w[0] * w[1] * w[2]  # transpose_conv: every input scatters a kernel
+    """Multiply-accumulates of a layer, from its op's registry entry (0 for ops that have none)."""
+    from mcuforge.ir.registry import OpView, get_op
+
+    macs = get_op(call.op).macs
+    return macs(OpView(tuple(a.type for a in call.args), call.type, call.attrs)) if macs else 0
 
 
 def section_sizes(elf: Path) -> dict[str, int]:
@@ -70,7 +63,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
         macs = layer_macs(compiled.module.functions[b.fn].body)
         layers.append({
             "step": step, "tflite": [{"index": s.index, "op": s.name} for s in kc.info.sources],
-            "op": kc.info.op, "target": kc.info.target, "kernel": None if kc.view else kc.symbol,
+            "op": kc.info.op, "target": kc.info.target, "kernel": None if kc.view else kc.function,
             "input_shapes": [list(t.shape) for t in kc.inputs], "output_shape": list(kc.output.shape),
             "macs": macs, run.unit: n, f"{run.unit}_per_mac": round(n / macs, 3) if macs else None,
         })

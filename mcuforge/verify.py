@@ -215,7 +215,7 @@ def _first_bad_layer(link, compiled, inputs: Sequence[np.ndarray], isolate: bool
         raw = link.probe(k, arena.offset(b.out), buf.type.nbytes, input0)
         ours = np.frombuffer(raw, dtype=buf.type.np_dtype).reshape(buf.type.shape)
         info = b.kernel.info
-        m = compare(f"layer {k} ({info.tflite} {info.op}, {info.target} {b.kernel.symbol}) output '{buf.label}'",
+        m = compare(f"layer {k} ({info.tflite} {info.op}, {info.target} {b.kernel.function}) output '{buf.label}'",
                     ours, theirs[buf.tensor])
         if m:
             return str(m)

@@ -1,6 +1,7 @@
 """KernelCall: what lowering produces for one lifted function, and everything later stages read.
 
-A KernelCall names the C function to call and holds its compile-time parameters and precomputed
+A KernelCall names the C function to call and the kernel source it lives in, and holds its
+compile-time parameters and precomputed
 constants (weights in the layout the kernel reads, folded biases, per-channel multipliers and
 shifts), its scratch size, and the operator information that survives lowering (op name and kind,
 attributes, the TFLite operators it came from). `evaluate` is a numpy model of exactly what the
@@ -37,7 +38,8 @@ class OpInfo:
 
 @dataclass(frozen=True, eq=False)
 class KernelCall:
-    symbol: str  # C function, e.g. "mcu_conv2d_s8"
+    function: str  # the C function called, e.g. "mcu_cmsis_conv2d_s8" ("" for a view)
+    source: str  # the kernel's file stem in the target's sources: <source>.c ("" for a view)
     template: str  # Jinja template (relative to the target's template dir) rendering the call
     inputs: tuple[TensorType, ...]  # types of the activation arguments, in call order
     output: TensorType
@@ -53,10 +55,14 @@ class KernelCall:
     in_place: bool = False
     # For each argument of the original op: which kernel input it is (None: a constant).
     arg_map: tuple[int | None, ...] = ()
+    # For the generic call template (codegen/templates/call.c.j2): the parameter struct `params`
+    # fills, and how many op arguments the kernel takes (absent optional ones passed as NULL).
+    struct: str = ""
+    op_args: int | None = None
 
     def run(self, args: list[np.ndarray]) -> np.ndarray:
         out = np.asarray(self.evaluate(args, self))
         if out.dtype != self.output.np_dtype or out.shape != self.output.shape:
-            raise AssertionError(f"{self.symbol} ({self.info.tflite}) produced {out.dtype}{list(out.shape)}, "
+            raise AssertionError(f"{self.function} ({self.info.tflite}) produced {out.dtype}{list(out.shape)}, "
                                  f"expected {self.output}")
         return out

@@ -9,7 +9,7 @@ from mcuforge.ir.expr import Call, Constant, Expr, Function, Module, Var, inputs
 
 from mcuforge.errors import UnsupportedError
 
-from .patterns import Match, match
+from .patterns import Match, PatternEntry, match
 from .target import Target
 
 
@@ -30,12 +30,14 @@ def partition(module: Module, targets: list[Target]) -> Module:
                                  f"no target implements {node.op}"))
                 new[id(node)] = node_rebuilt
                 continue
-            target, entry_composite, m = found
-            base = f"{entry_composite}_{node.op}" if entry_composite == "op" else entry_composite
+            target, entry, m = found
+            composite = str(entry.composite)
+            # a pattern rooted at any op (a target's one-op fallback) names its functions by the op too
+            base = f"{composite}_{node.op}" if entry.pattern.op is None else composite
             k = counts.get(base, 0)
             counts[base] = k + 1
             name = f"{base}_{k}"
-            lifted[name], free = _lift(m, target.name, entry_composite)
+            lifted[name], free = _lift(m, target.name, composite)
             new[id(node)] = Call(f"@{name}", free, node.type, {}, node.name, node.tensor,
                                  tuple(s for c in m.covered for s in c.sources))
         else:
@@ -59,14 +61,14 @@ def _with_args(node, args):
     return replace(node, args=args)
 
 
-def _find(call: Call, targets: list[Target]) -> tuple[Target, str, Match] | None:
+def _find(call: Call, targets: list[Target]) -> tuple[Target, PatternEntry, Match] | None:
     for t in targets:
         for entry in t.patterns:
             m = match(entry.pattern, call)
             if m is None:
                 continue
             if entry.check(m.captures) is None:
-                return t, entry.composite.value, m
+                return t, entry, m
     return None
 
 

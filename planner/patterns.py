@@ -3,28 +3,17 @@
     pattern = op("conv_2d", wildcard("x"), const("weights"), const("bias", optional=True))
 
 `match(pattern, call)` returns the captures ({name: node}) and the calls the composite covers, or
-None. Checks then read captures by name instead of walking `args[0].args[0]`.
+None. Checks then read captures by name instead of walking `args[0].args[0]`. Composite names
+belong to the target that defines them (e.g. an `enum.StrEnum` in the target's package): the core
+only carries them as strings.
 """
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Callable
 
 from mcuforge.ir.expr import Call, Constant, Expr
-
-
-class Composite(str, enum.Enum):
-    CONV2D = "qnn_conv2d"
-    DEPTHWISE_CONV2D = "qnn_depthwise_conv2d"
-    FULLY_CONNECTED = "qnn_fully_connected"
-    AVG_POOL2D = "qnn_avg_pool2d"
-    MAX_POOL2D = "qnn_max_pool2d"
-    ADD = "qnn_add"
-    MUL = "qnn_mul"
-    SOFTMAX = "qnn_softmax"
-    OP = "op"  # any single registry op (the portable target's fallback)
 
 
 @dataclass(frozen=True)
@@ -94,6 +83,6 @@ class PatternEntry:
     """One row of a target's pattern table. `check` gets the captures and returns None when the
     composite is supported by this target, or a detail of why not (its docstring is the rule)."""
 
-    composite: Composite
+    composite: str  # the target's name for the composite (a StrEnum member or a plain string)
     pattern: Pattern
     check: Callable[[dict[str, Expr]], "str | None"] = lambda caps: None

@@ -17,7 +17,7 @@ def plan_json(compiled) -> dict[str, Any]:
         schedule.append({
             "step": step, "output": b.out, "tensor": prog.buffers[b.out].label, "args": list(b.args),
             "op": k.info.op, "kind": k.info.kind.value, "target": k.info.target, "composite": k.info.composite,
-            "kernel": None if k.view else k.symbol, "view": k.view,
+            "kernel": None if k.view else k.function, "view": k.view,
             "tflite": [{"index": s.index, "op": s.name} for s in k.info.sources],
             "output_bytes": k.output.nbytes, "scratch_bytes": k.scratch_bytes,
         })

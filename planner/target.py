@@ -1,7 +1,7 @@
 """Targets plug in through hooks, not through edits to the core.
 
 A Target is a name plus its pattern table, a `lower` hook (a lifted function -> one KernelCall with
-its constants precomputed), its templates and C sources, and a scratch-size function. Register one
+its constants precomputed, its scratch size among them), its templates and its C sources. Register one
 with `register_target`; the built-in ones (`cmsis-nn`, `c`) live in planner/targets/.
 """
 
@@ -27,7 +27,6 @@ class Target:
     lower: Callable[[Function], KernelCall]
     templates: Path  # directory of this target's Jinja templates
     sources: Path  # directory of this target's C sources
-    scratch_size: Callable[[Function], int] = lambda fn: 0
 
 
 _TARGETS: dict[str, Target] = {}

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from conftest import MLPERF_MODELS, MODELS, ROOT, manifest
 from mcuforge.ir.evaluate import evaluate
-from mcuforge.planner.targets.c_lowerings.arith import broadcast_plan, float32_literal
+from mcuforge.ir.ops._portable import broadcast_plan, float32_literal
 
 from mcuforge.driver import Options, compile_model
 from mcuforge.verify import random_inputs, verify_host
@@ -187,7 +187,7 @@ def test_binary_every_input_pair(tmp_path, op):
 
 
 def test_broadcast_rank_matches_header():
-    from mcuforge.planner.targets.c_lowerings.arith import BROADCAST_RANK
+    from mcuforge.ir.ops._portable import BROADCAST_RANK
 
     header = (KERNELS / "mcu_kernels_c_arith.h").read_text()
     assert f"#define MCU_BROADCAST_RANK {BROADCAST_RANK}\n" in header

@@ -9,7 +9,7 @@ MEAN, transpose convolutions with gaps and bias-only borders) and unit checks of
 import numpy as np
 import pytest
 from conftest import MLPERF_MODELS, MODELS, manifest
-from mcuforge.planner.targets.c_lowerings.nn import mean_dims
+from mcuforge.ir.ops.mean import mean_dims
 
 from mcuforge.driver import Options, compile_model
 from mcuforge.verify import random_inputs, verify_host
@@ -127,5 +127,5 @@ def test_edge_case_host_bit_exact(name, edge_cases, tmp_path):
     path.write_bytes(edge_cases[name](zlib.crc32(name.encode())))
     compiled = check_host(path, n=4, seed=zlib.crc32(name.encode()))
     op = compiled.imported.main.body.op
-    symbols = [b.kernel.symbol for b in compiled.program.bindings if not b.kernel.view]
+    symbols = [b.kernel.function for b in compiled.program.bindings if not b.kernel.view]
     assert symbols and all(s.startswith("mcu_") and s.endswith("_s8") for s in symbols), (op, symbols)

@@ -25,8 +25,8 @@ import flatbuffers
 import numpy as np
 import pytest
 from conftest import MODELS, ROOT
+from mcuforge.ir.ops._portable import ELEM_SIZES, gather_plan
 from mcuforge.ir.registry import get_op
-from mcuforge.planner.targets.c_lowerings.shape import ELEM_SIZES, gather_plan
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
 
 from mcuforge.driver import Options, compile_model
@@ -239,7 +239,7 @@ def build_family_model(dtype: str, group: str, path: Path) -> Path:
 def test_built_models_every_dtype_bit_exact_on_host(dtype, group, tmp_path):
     path = build_family_model(dtype, group, tmp_path / f"{group}_{dtype}.tflite")
     compiled = assert_host_bit_exact(path, n=3, seed=1)
-    symbols = {k.symbol for k in compiled.kernels.values() if not k.view}
+    symbols = {k.function for k in compiled.kernels.values() if not k.view}
     assert symbols == {SYMBOL[op] for op in GROUPS[group] if _allowed(op, dtype)}
 
 
@@ -314,18 +314,19 @@ def test_transpose_plan_matches_numpy(shape, perm):
 
 def test_pad_lowering_folds_unpadded_inner_axes():
     from mcuforge.ir.expr import Call, Var
+    from mcuforge.ir.ops.pad import lower_c as lower_pad
     from mcuforge.ir.types import QuantParams, TensorType
-    from mcuforge.planner.targets.c_lowerings.shape import lower_pad
 
     q = QuantParams((0.5,), (7,))
     x = Var("x", TensorType((1, 4, 5, 3), "int8", q))
     attrs = {"paddings": ((0, 0), (1, 2), (2, 1), (0, 0)), "paddings_dtype": "int32", "pad_value": None,
              "pad_value_dtype": None, "pad_value_quant": None}
     call = Call("pad", (x,), TensorType((1, 7, 8, 3), "int8", q), attrs)
-    params, consts = lower_pad(call)
+    k = lower_pad(call)
+    params = k.params
     assert params["in_dims"] == [1, 1, 1, 4, 15] and params["pad_before"] == [0, 0, 0, 1, 6]
-    assert params["pad_after"] == [0, 0, 0, 2, 3] and params["pad_bits"] == 7 and params["elem_size"] == 1
-    assert not consts
+    assert params["pad_after"] == [0, 0, 0, 2, 3] and params["pad_bits"] == "0x00000007u" and params["elem_size"] == 1
+    assert not k.constants
 
 
 def test_every_registry_dtype_has_a_kernel():

@@ -34,6 +34,7 @@ from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.planner.patterns import match
 from mcuforge.planner.targets import cmsis_nn
+from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
 from mcuforge.driver import compile_model
 from mcuforge.verify import random_inputs, verify_host
@@ -144,7 +145,7 @@ def test_fast_requant_records_equal_tflm(tmp_path):
     rng = np.random.default_rng(9)
     lines, refused, constant = [], 0, 0
     for lo, hi, m, s, off, (amin, amax) in rq_trials(rng, 3000):
-        rec = cmsis_nn.requant_records(np.array([lo]), np.array([hi]), np.array([m]), np.array([s]), off, amin, amax)
+        rec = requant_records(np.array([lo]), np.array([hi]), np.array([m]), np.array([s]), off, amin, amax)
         if rec is None:
             refused += 1
             continue
@@ -343,7 +344,7 @@ CASES = {
     "softmax_1x5_beta2p5_wide": lambda r: softmax(r, (1, 5), beta=2.5, scale=0.3),
 }
 
-COMPOSITES = {e.pattern.op: e for e in cmsis_nn.PATTERNS}
+COMPOSITES = {e.pattern.op: e for e in cmsis_nn.COMPOSITES.values()}
 
 
 def lowered(call: Call):
@@ -355,10 +356,8 @@ def lowered(call: Call):
     for a in call.args:
         if isinstance(a, Var) and a not in params:
             params.append(a)
-    fn = Function(tuple(params), call, {"target": cmsis_nn.NAME, "composite": entry.composite.value})
-    kc = cmsis_nn.lower(fn)
-    assert kc.scratch_bytes == cmsis_nn.scratch_size(fn)
-    return fn, kc
+    fn = Function(tuple(params), call, {"target": cmsis_nn.NAME, "composite": entry.name})
+    return fn, cmsis_nn.lower(fn)
 
 
 def case_data(name: str):
@@ -549,10 +548,10 @@ def harness(request, tmp_path_factory):
 
 
 def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
-    st, roles, _ = SIGNATURES[kc.symbol]
+    st, roles, _ = SIGNATURES[kc.function]
     fields = struct_fields()[st]
     params = np.array([int(kc.params[PARAM_ALIASES.get(f, f)]) for f in fields], dtype="<i4")
-    n_act = 2 if kc.symbol in ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8") else 1  # the op's activation operands
+    n_act = 2 if kc.function in ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8") else 1  # the op's activation operands
     op_args = [kc.constants[f"arg{i}"] if slot is None else inputs[slot] for i, slot in enumerate(kc.arg_map[:n_act])]
     blobs = [np.ascontiguousarray(x).tobytes() for x in op_args]
     # rq is optional (the planner omits it without a proof): an empty blob passes NULL
@@ -562,7 +561,7 @@ def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
     def blob(b: bytes) -> bytes:
         return struct.pack("<I", len(b)) + b
 
-    return (kc.symbol.encode().ljust(64, b"\0") + blob(params.tobytes()) + struct.pack("<I", len(blobs))
+    return (kc.function.encode().ljust(64, b"\0") + blob(params.tobytes()) + struct.pack("<I", len(blobs))
             + b"".join(blob(b) for b in blobs) + struct.pack("<III", int(inplace), kc.output.nbytes, kc.scratch_bytes))
 
 
@@ -576,12 +575,12 @@ def test_every_kernel_symbol_has_a_signature_and_a_template():
     symbols = {p.stem for p in KERNELS.glob("*.c")}
     assert symbols == set(SIGNATURES)
     templates = Path(str(files("mcuforge.codegen") / "templates" / "cmsis_nn"))
-    assert {f"{e.composite.value}.c.j2" for e in cmsis_nn.PATTERNS} <= {p.name for p in templates.iterdir()}
+    assert {f"{name}.c.j2" for name in cmsis_nn.COMPOSITES} <= {p.name for p in templates.iterdir()}
     assert {SIGNATURES[s][0] for s in SIGNATURES} <= set(struct_fields())
 
 
 def test_case_list_reaches_every_kernel():
-    assert {case_data(n)[2].symbol for n in CASES} == set(SIGNATURES)
+    assert {case_data(n)[2].function for n in CASES} == set(SIGNATURES)
 
 
 def case_sets(name: str):
@@ -701,20 +700,20 @@ def test_lowering_picks_the_kernel_variants():
     the others fold it."""
     rng = np.random.default_rng(0)
     _, k = lowered(conv(rng, (5, 5), 8, 4, (1, 1), stride=(2, 2)))
-    assert k.symbol == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 2 * 2 * 8
+    assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 2 * 2 * 8
     call = conv(rng, (5, 5), 6, 4, (3, 3))
     _, k = lowered(call)
-    assert k.symbol == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 2 * 2 * 54 + 2 * 54
+    assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 2 * 2 * 54 + 2 * 54
     w = call.args[1].data.reshape(4, 54).astype(np.int64)
     assert np.array_equal(k.constants["weights"], w)
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
     _, k = lowered(call)
-    assert k.symbol == "mcu_cmsis_dwconv2d_3x3_s8" and k.scratch_bytes == 8 + 72 * 2
+    assert k.function == "mcu_cmsis_dwconv2d_3x3_s8" and k.scratch_bytes == 8 + 72 * 2
     assert np.array_equal(k.constants["bias"], call.args[2].data)
     _, k = lowered(dwconv(rng, (6, 6), 4, 2, (3, 3), dil=(1, 2)))
-    assert k.symbol == "mcu_cmsis_dwconv2d_s8" and k.scratch_bytes == 0
+    assert k.function == "mcu_cmsis_dwconv2d_s8" and k.scratch_bytes == 0
 
 
 def test_fast_requant_proof_per_layer():

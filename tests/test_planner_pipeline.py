@@ -9,7 +9,7 @@ from conftest import MLPERF_MODELS, MODELS
 from mcuforge.ir.expr import Call, Function, Module, post_order
 from mcuforge.planner.kernel import KernelCall, OpInfo
 from mcuforge.planner.memory import check_plan
-from mcuforge.planner.patterns import Composite, PatternEntry, op, wildcard
+from mcuforge.planner.patterns import PatternEntry, op, wildcard
 from mcuforge.planner.target import Target, register_target
 
 from mcuforge.driver import Options, compile_model
@@ -128,20 +128,20 @@ def test_third_target_from_outside_the_package(tmp_path):
         base = portable.lower(fn)
         lowered.append(fn.attrs["composite"])
         info = OpInfo(base.info.op, base.info.kind, base.info.attrs, base.info.sources, "toy", "toy_add")
-        return KernelCall("toy_add_s8", "toy_add.c.j2", base.inputs, base.output, base.params, base.constants, 0,
+        return KernelCall("toy_add_s8", "toy_add_s8", "toy_add.c.j2", base.inputs, base.output, base.params, base.constants, 0,
                           info, base.evaluate, arg_map=base.arg_map)
 
-    register_target(Target("toy", (PatternEntry(Composite.ADD, op("add", wildcard("a"), wildcard("b"),
+    register_target(Target("toy", (PatternEntry("toy_add", op("add", wildcard("a"), wildcard("b"),
                                                                   capture="root"), _toy_add_check),),
                            lower, templates, sources))
     c = compile_model(MODELS / "add_same_shape.tflite", Options(targets=("toy", "c")))
     tags = {f.attrs["target"] for n, f in c.module.functions.items() if n != "main"}
-    assert tags == {"toy"} and lowered == ["qnn_add"]
+    assert tags == {"toy"} and lowered == ["toy_add"]
     rng = np.random.default_rng(3)
     res = verify_program(c, [random_inputs(c.imported, rng) for _ in range(3)], intermediates=True, isolate=False)
     assert all(r.ok for r in res), [str(m) for r in res for m in r.mismatches]
     # Its template and C source come from the toy target's own directories.
-    (templates / "toy_add.c.j2").write_text("    toy_add_s8((void (*)(void))0, {{ p|length }}); /* {{ k.symbol }} */\n")
+    (templates / "toy_add.c.j2").write_text("    toy_add_s8((void (*)(void))0, {{ p|length }}); /* {{ k.function }} */\n")
     from mcuforge.codegen.emit import kernel_files, render
 
     texts = render(c, "toy_model", "add_same_shape.tflite")

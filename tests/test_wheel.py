@@ -24,8 +24,8 @@ def test_wheel_installs_and_runs(tmp_path):
     for needed in ["mcuforge/cli.py", "mcuforge/ir/ops/conv_2d.py", "mcuforge/frontend/reader.py",
                    "mcuforge/codegen/templates/banner.j2", "mcuforge/boards/mps2_an386.toml",
                    "mcuforge/firmware/include/mcuforge_fixedpoint.h", "mcuforge/planner/__init__.py",
-                   "mcuforge/planner/targets/cmsis_nn.py", "mcuforge/planner/targets/c_lowerings/conv.py",
-                   "mcuforge/codegen/templates/c/conv_2d.c.j2", "mcuforge/codegen/templates/cmsis_nn/qnn_conv2d.c.j2",
+                   "mcuforge/planner/targets/cmsis_nn/conv.py", "mcuforge/planner/targets/c.py",
+                   "mcuforge/codegen/templates/call.c.j2", "mcuforge/codegen/templates/c/concatenation.c.j2", "mcuforge/codegen/templates/cmsis_nn/qnn_conv2d.c.j2",
                    "mcuforge/firmware/kernels/c/mcu_conv_2d_s8.c", "mcuforge/firmware/host/host_main.c",
                    "mcuforge/firmware/runtime/harness.c", "mcuforge/firmware/runtime/CMakeLists.txt",
                    "mcuforge/boards/linker.ld.j2", "mcuforge/boards/toolchain-arm-none-eabi.cmake"]:

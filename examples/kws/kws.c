@@ -180,7 +180,7 @@ int kws_run(void)
         };
         mcu_cmsis_avg_pool2d_s8(&params, (const int8_t *)(arena + 0), (int8_t *)(arena + 8000));
     }
-    /* layer 10: #10 RESHAPE reshape 'functional_1/flatten/Reshape' -> c mcu_reshape_s8 */
+    /* layer 10: #10 RESHAPE reshape 'functional_1/flatten/Reshape' -> c view */
     if (kws_profiler) kws_profiler(10);
     /* a view of its input: no code */
     /* layer 11: #11 FULLY_CONNECTED fully_connected 'functional_1/dense/BiasAdd' -> cmsis-nn mcu_cmsis_fully_connected_s8 */

@@ -3,6 +3,7 @@ integer helpers. Not an op module itself (the leading underscore keeps it out of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -61,6 +62,48 @@ def act_range(view: OpView, key: str = "activation") -> tuple[int, int]:
     q = view.out.quant
     assert q is not None
     return quant.activation_range(view.attrs.get(key, "NONE"), q.s, q.zp, view.out.dtype)
+
+
+def act_clamp(call) -> tuple[int, int]:
+    """A call's fused activation as an integer clamp in its output's quantized domain."""
+    q = call.type.quant
+    return quant.activation_range(call.attrs.get("activation", "NONE"), q.s, q.zp, call.type.dtype)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The geometry of a windowed op (convolution, depthwise convolution, pooling) on an NHWC
+    input: shapes, kernel size, strides, dilation and the padding before the first row and column
+    as TFLite places SAME padding (0 for VALID). Built once, by `window`, for every lowering."""
+
+    batches: int
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    out_c: int
+    k_h: int
+    k_w: int
+    stride_h: int
+    stride_w: int
+    dil_h: int
+    dil_w: int
+    pad_top: int
+    pad_left: int
+
+    def fields(self, *names: str) -> dict[str, int]:
+        """The named fields (all of them when none are named), as kernel parameters."""
+        return {n: getattr(self, n) for n in (names or self.__dataclass_fields__)}
+
+
+def window(call, k_h: int, k_w: int) -> Window:
+    """The Window of a call whose attributes hold `stride` and (optionally) `dilation`."""
+    n, h, w, ch = call.args[0].type.shape
+    _, oh, ow, oc = call.type.shape
+    (sh, sw), (dh, dw) = call.attrs["stride"], call.attrs.get("dilation", (1, 1))
+    return Window(n, h, w, ch, oh, ow, oc, k_h, k_w, sh, sw, dh, dw,
+                  pad_before(sh, dh, h, k_h, oh), pad_before(sw, dw, w, k_w, ow))
 
 
 def per_channel_multipliers(in_scale: float, filter_scales: Sequence[float], out_scale: float,

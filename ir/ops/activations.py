@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 from mcuforge.ir import quant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, get_op, register
 
 from . import _common as c
 from . import _fixedpoint as fp
+from . import _portable
 from .add_sub import rank_at_most_6
 
 f32 = np.float32
@@ -173,9 +174,7 @@ def hard_swish_output_scale(v: OpView) -> str | None:
 
 _CHECKS = (c.int8_activations, c.quantized_per_tensor_io, rank_at_most_6)
 
-# Producers whose fused activation clamps their output exactly as TFLite's fused activations do.
-_FUSING_PRODUCERS = ("conv_2d", "depthwise_conv_2d", "transpose_conv", "fully_connected", "add", "sub", "mul",
-                     "average_pool_2d", "max_pool_2d")
+# A fused activation followed by a standalone one (in the same quantization) is one fused activation.
 _COMBINED = {("NONE", "RELU"): "RELU", ("NONE", "RELU6"): "RELU6", ("RELU", "RELU"): "RELU",
              ("RELU", "RELU6"): "RELU6", ("RELU6", "RELU"): "RELU6", ("RELU6", "RELU6"): "RELU6"}
 
@@ -189,26 +188,39 @@ def fold_into_producer(call, ctx):
     from mcuforge.ir.expr import Call
 
     x = call.args[0]
-    if not isinstance(x, Call) or x.op not in _FUSING_PRODUCERS or ctx.user_count(x) != 1:
+    if not isinstance(x, Call) or x.callee is not None or ctx.user_count(x) != 1:
+        return None
+    if not get_op(x.op).fuses_activation:
         return None
     if x.type.quant is None or x.type.quant != call.type.quant or x.type.dtype != "int8":
         return None
-    act = _COMBINED.get((x.attrs.get("activation", "NONE"), call.op.upper()))
+    act = _COMBINED.get((x.attrs.get("activation", "NONE"), get_op(call.op).folds_as))
     if act is None:
         return None
     return replace(x, attrs={**x.attrs, "activation": act}, name=call.name, tensor=call.tensor,
                    sources=x.sources + call.sources)
 
-for _name, _doc, _ref, _parse, _extra in (
-    ("relu", "max(x, 0), rescaled to the output quantization.", reference_relu, parse_plain, ()),
+def lower_relu6(call) -> CKernel:
+    """mcu_relu6_s8: a clamp to TFLM's two bounds in the input domain."""
+    q = call.args[0].type.quant
+    lo, hi = relu6_bounds(q.s, q.zp)
+    return CKernel("mcu_relu6_s8", "mcu_relu6_s8", "mcu_relu6_params",
+                   {"size": call.type.size, "act_min": lo, "act_max": hi})
+
+
+TABLE = Portable(_portable.table_kernel, in_place=True)
+
+for _name, _doc, _ref, _parse, _extra, _portable_kernel, _folds_as in (
+    ("relu", "max(x, 0), rescaled to the output quantization.", reference_relu, parse_plain, (), TABLE, "RELU"),
     ("relu6", "min(max(x, 0), 6), clamped in the input's quantized domain (as TFLM: no rescaling).",
-     reference_relu6, parse_plain, ()),
+     reference_relu6, parse_plain, (), Portable(lower_relu6, in_place=True), "RELU6"),
     ("relu_n1_to_1", ("min(max(x, -1), 1), rescaled to the output quantization (TFLM has no kernel for "
-                      "this op; TFLite's reference semantics)."), reference_relu_n1_to_1, parse_plain, ()),
+                      "this op; TFLite's reference semantics)."), reference_relu_n1_to_1, parse_plain, (), TABLE,
+     None),
     ("leaky_relu", "x for x >= 0, alpha * x otherwise, rescaled to the output quantization.",
-     reference_leaky_relu, parse_leaky, ()),
+     reference_leaky_relu, parse_leaky, (), TABLE, None),
     ("hard_swish", "x * relu6(x + 3) / 6 in TFLM's int16 fixed-point pipeline.", reference_hard_swish,
-     parse_plain, (hard_swish_output_scale,)),
+     parse_plain, (hard_swish_output_scale,), TABLE, None),
 ):
     register(OpDef(
         name=_name,
@@ -218,5 +230,7 @@ for _name, _doc, _ref, _parse, _extra in (
         reference=_ref,
         checks=_CHECKS + _extra,
         tflite={_name.upper(): _parse},
-        legalize=(fold_into_producer,) if _name in ("relu", "relu6") else (),
+        legalize=(fold_into_producer,) if _folds_as else (),
+        portable=_portable_kernel,
+        folds_as=_folds_as,
     ))

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 from mcuforge.ir import quant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
+from . import _portable
 
 LEFT_SHIFT = 20  # int8 inputs; TFLM uses 15 for int16
 MAX_RANK = 6  # TFLM's RuntimeShape holds at most 6 dimensions
@@ -113,6 +114,19 @@ def output_multiplier_below_one(v: OpView) -> str | None:
     return None if ok else "the output scale is too small for the input scales"
 
 
+def lower_c(call) -> CKernel:
+    """mcu_add_s8 / mcu_sub_s8: the broadcast walk, offsets, clamp, and the three multipliers."""
+    (a, b), out = (x.type for x in call.args), call.type
+    (m1, s1), (m2, s2), (mo, so) = multipliers(a.quant.s, b.quant.s, out.quant.s)
+    params = {**_portable.binary_params(call, c.act_clamp(call)), "left_shift": LEFT_SHIFT,
+              "input1_multiplier": m1, "input1_shift": s1, "input2_multiplier": m2, "input2_shift": s2,
+              "output_multiplier": mo, "output_shift": so}
+    name = f"mcu_{call.op}_s8"
+    return CKernel(name, name, f"mcu_{call.op}_params", params)
+
+
+PORTABLE = Portable(lower_c)
+
 CHECKS = (c.all_int8_activations, all_quantized_per_tensor, broadcastable, c.supported_fused_activation,
           output_multiplier_below_one)
 
@@ -124,6 +138,8 @@ register(OpDef(
     reference=reference_add,
     checks=CHECKS,
     tflite={"ADD": parse},
+    portable=PORTABLE,
+    fuses_activation=True,
 ))
 
 register(OpDef(
@@ -134,4 +150,6 @@ register(OpDef(
     reference=reference_sub,
     checks=CHECKS,
     tflite={"SUB": parse},
+    portable=PORTABLE,
+    fuses_activation=True,
 ))

@@ -8,10 +8,13 @@ above 6 (RuntimeShape::kMaxSmallSize)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
+from . import _portable
 
 DTYPES = ("int8", "int16", "int32", "float32")
 MAX_INPUTS = 10  # TFLM concatenation.cc kMaxInputNum
@@ -102,6 +105,19 @@ def int8_same_quant(v: OpView) -> str | None:
     return None
 
 
+def lower_c(call) -> CKernel:
+    """mcu_concatenation (element-size generic): the elements each input contributes per outer step.
+    It takes an array of input pointers: concatenation.c.j2 renders that call."""
+    out = call.type
+    ax = positive_axis(call.attrs["axis"], out.rank)
+    inner = math.prod(out.shape[ax + 1:])
+    sizes = [a.type.shape[ax] * inner for a in call.args]
+    params = {"elem_size": _portable.elem_size(call), "num_inputs": len(sizes),
+              "outer_size": math.prod(out.shape[:ax]), "copy_size": sizes}
+    return CKernel("mcu_concatenation", "mcu_concatenation", "mcu_concatenation_params", params,
+                   template="concatenation.c.j2")
+
+
 register(OpDef(
     name="concatenation",
     kind=OpKind.INJECTIVE,
@@ -111,4 +127,5 @@ register(OpDef(
     reference=reference,
     checks=(same_dtype, input_count, rank_limit, axis_and_shapes, no_activation, int8_same_quant),
     tflite={"CONCATENATION": parse},
+    portable=Portable(lower_c),
 ))

@@ -4,7 +4,7 @@ optional int32 bias and a fused activation. TFLM reference: reference_integer_op
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 
@@ -77,6 +77,24 @@ def pad_folded_into_same_padding(call, ctx):
     return c.fold_pad_into_same(call, ctx)
 
 
+def lower_c(call) -> CKernel:
+    """mcu_conv_2d_s8: the window geometry, zero-point offsets, activation clamp and per-channel
+    multipliers and shifts (the reference's derivation) precomputed."""
+    x, w, out = call.args[0].type, call.args[1].type, call.type
+    oc, kh, kw, _ = w.shape
+    mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, oc)
+    lo, hi = c.act_clamp(call)
+    params = {**c.window(call, kh, kw).fields(), "input_offset": -x.quant.zp, "output_offset": out.quant.zp,
+              "act_min": lo, "act_max": hi}
+    return CKernel("mcu_conv_2d_s8", "mcu_conv_2d_s8", "mcu_conv_2d_params", params,
+                   {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3)
+
+
+def macs(v: OpView) -> int:
+    _, kh, kw, ic = v.args[1].shape
+    return v.out.size * kh * kw * ic
+
+
 register(OpDef(
     name="conv_2d",
     kind=OpKind.COMPLEX,
@@ -87,4 +105,7 @@ register(OpDef(
             per_channel_on_output_axis, filter_matches_input, c.int32_bias, c.supported_fused_activation),
     tflite={"CONV_2D": parse},
     legalize=(pad_folded_into_same_padding,),
+    portable=Portable(lower_c),
+    fuses_activation=True,
+    macs=macs,
 ))

@@ -6,7 +6,7 @@ activation. TFLM reference: reference_integer_ops::DepthwiseConvPerChannel (outp
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 from . import _nn
@@ -85,6 +85,24 @@ def pad_folded_into_same_padding(call, ctx):
     return c.fold_pad_into_same(call, ctx)
 
 
+def lower_c(call) -> CKernel:
+    """mcu_depthwise_conv_2d_s8: geometry, depth multiplier, offsets, clamp, per-channel
+    multipliers and shifts precomputed."""
+    x, w, out = call.args[0].type, call.args[1].type, call.type
+    _, kh, kw, oc = w.shape
+    mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, oc)
+    lo, hi = c.act_clamp(call)
+    params = {**c.window(call, kh, kw).fields(), "ch_mult": oc // x.shape[3], "input_offset": -x.quant.zp,
+              "output_offset": out.quant.zp, "act_min": lo, "act_max": hi}
+    return CKernel("mcu_depthwise_conv_2d_s8", "mcu_depthwise_conv_2d_s8", "mcu_depthwise_conv_2d_params", params,
+                   {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3)
+
+
+def macs(v: OpView) -> int:
+    _, kh, kw, _ = v.args[1].shape
+    return v.out.size * kh * kw
+
+
 register(OpDef(
     name="depthwise_conv_2d",
     kind=OpKind.COMPLEX,
@@ -96,4 +114,7 @@ register(OpDef(
             bias_per_channel, positive_stride_dilation, c.supported_fused_activation),
     tflite={"DEPTHWISE_CONV_2D": parse},
     legalize=(pad_folded_into_same_padding,),
+    portable=Portable(lower_c),
+    fuses_activation=True,
+    macs=macs,
 ))

@@ -12,7 +12,7 @@ Then MultiplyByQuantizedMultiplier, + output zero point, clamp to the activation
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 
@@ -119,6 +119,24 @@ def bias_scale_close(v: OpView) -> str | None:
     return None if diff <= 0.02 else f"bias scale {bias_scale:.6g}, input*weight scale {prod:.6g}"
 
 
+def lower_c(call) -> CKernel:
+    """mcu_fully_connected_s8: rows/depth/units, offsets (TFLM applies the weight zero point on the
+    per-tensor path only), clamp, per-unit multipliers and shifts."""
+    x, w, out = call.args[0].type, call.args[1].type, call.type
+    units, depth = w.shape[0], w.shape[-1]
+    mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, units)
+    lo, hi = c.act_clamp(call)
+    params = {"rows": x.size // depth, "depth": depth, "units": units, "input_offset": -x.quant.zp,
+              "weight_offset": 0 if w.quant.per_channel else -w.quant.zp, "output_offset": out.quant.zp,
+              "act_min": lo, "act_max": hi}
+    return CKernel("mcu_fully_connected_s8", "mcu_fully_connected_s8", "mcu_fully_connected_params", params,
+                   {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3)
+
+
+def macs(v: OpView) -> int:
+    return v.out.size * v.args[1].shape[-1]
+
+
 register(OpDef(
     name="fully_connected",
     kind=OpKind.COMPLEX,
@@ -129,4 +147,7 @@ register(OpDef(
     checks=(c.int8_activations, c.quantized_per_tensor_io, default_weights_format, weights_2d, weights_int8,
             bias_units, bias_scale_close, c.supported_fused_activation),
     tflite={"FULLY_CONNECTED": parse},
+    portable=Portable(lower_c),
+    fuses_activation=True,
+    macs=macs,
 ))

@@ -15,10 +15,11 @@ import math
 
 import numpy as np
 from mcuforge.ir import quant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 from . import _fixedpoint as fp
+from . import _portable
 from .add_sub import rank_at_most_6
 from .softmax import calculate_input_radius
 
@@ -97,4 +98,5 @@ for _name, _doc in (("logistic", "The sigmoid 1 / (1 + exp(-x)) on int8 (output 
         checks=(c.int8_activations, c.quantized_per_tensor_io, _output_quant_check(_name), input_scale_in_range,
                 rank_at_most_6),
         tflite={_name.upper(): parse},
+        portable=Portable(_portable.table_kernel, in_place=True),
     ))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from mcuforge.ir import quant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 
@@ -82,6 +82,35 @@ def nonempty(v: OpView) -> str | None:
     return None if v.args[0].size > 0 else f"input shape {list(v.args[0].shape)}"
 
 
+def mean_dims(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, int, int, int, int]:
+    """The input seen as [outer, reduce_outer, middle, reduce_inner, inner]: consecutive dimensions of
+    the same kind (kept / reduced) merged. Groups alternate kept, reduced, kept, reduced, kept, so at
+    most two runs of reduced axes fit (MEAN reduces at most 2 axes)."""
+    dims = [1] * 5
+    group = 0
+    for i, d in enumerate(shape):
+        reduced = i in axes
+        while (group % 2 == 1) != reduced:
+            group += 1
+        if group >= 5:
+            raise ValueError(f"MEAN over axes {list(axes)} of {list(shape)}: more than two runs of reduced axes")
+        dims[group] *= int(d)
+    return tuple(dims)  # type: ignore[return-value]
+
+
+def lower_c(call) -> CKernel:
+    """mcu_mean_s8: the reduced-axis layout, the zero point times the count folded into one offset,
+    and the 1/count multiplier."""
+    x, out = call.args[0].type, call.type
+    dims = mean_dims(tuple(x.shape), tuple(call.attrs["axis"]))
+    count = dims[1] * dims[3]
+    mult, shift = mean_multiplier(x.quant.s, out.quant.s, count)
+    params = {"outer": dims[0], "reduce_outer": dims[1], "middle": dims[2], "reduce_inner": dims[3],
+              "inner": dims[4], "sum_offset": int(quant.wrap_int32(np.int64(-x.quant.zp) * count)),
+              "multiplier": int(mult), "shift": int(shift), "output_offset": out.quant.zp}
+    return CKernel("mcu_mean_s8", "mcu_mean_s8", "mcu_mean_params", params)
+
+
 def mean_without_keep_dims(call, ctx):
     """MEAN without keep_dims -> MEAN with keep_dims, then RESHAPE (a view) to the reduced shape, so
     the mean itself can legalize further (e.g. to an average pool)."""
@@ -133,4 +162,5 @@ register(OpDef(
     checks=(c.int8_activations, c.quantized_per_tensor_io, rank_limit, axes_limit, nonempty),
     tflite={"MEAN": parse},
     legalize=(mean_without_keep_dims, hw_mean_as_average_pool),
+    portable=Portable(lower_c),
 ))

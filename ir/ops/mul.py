@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 from mcuforge.ir import quant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
+from . import _portable
 from .add_sub import all_quantized_per_tensor, broadcastable, infer, parse
 
 
@@ -42,6 +43,14 @@ def reference(args, v: OpView):
     return np.clip(raw, lo, hi).astype(np.int8).reshape(v.out.shape)
 
 
+def lower_c(call) -> CKernel:
+    """mcu_mul_s8: the broadcast walk, offsets, clamp and the output multiplier."""
+    (a, b), out = (x.type for x in call.args), call.type
+    m, s = multiplier(a.quant.s, b.quant.s, out.quant.s)
+    params = {**_portable.binary_params(call, c.act_clamp(call)), "output_multiplier": m, "output_shift": s}
+    return CKernel("mcu_mul_s8", "mcu_mul_s8", "mcu_mul_params", params)
+
+
 register(OpDef(
     name="mul",
     kind=OpKind.BROADCAST,
@@ -51,4 +60,6 @@ register(OpDef(
     checks=(c.all_int8_activations, all_quantized_per_tensor, broadcastable, multiplier_in_range,
             c.supported_fused_activation),
     tflite={"MUL": parse},
+    portable=Portable(lower_c),
+    fuses_activation=True,
 ))

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 from mcuforge.ir.expr import Constant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
+
+from . import _portable
 
 DTYPES = ("int8", "int16", "int32", "float32")
 MAX_RANK = 5
@@ -118,6 +120,34 @@ def pad_value_matches(v: OpView) -> str | None:
     return None
 
 
+def element_bits(value: np.ndarray) -> int:
+    """The bit pattern of one element as an unsigned integer (two's complement for integers, the
+    IEEE-754 bits for float32), as mcu_pad's `pad_bits` takes it."""
+    value = np.asarray(value)
+    return int(value.reshape(1).view(np.dtype(f"u{value.dtype.itemsize}"))[0])
+
+
+def lower_c(call) -> CKernel:
+    """mcu_pad (element-size generic): the padded shape with unpadded inner axes folded into their
+    outer neighbour ([N, H, W, C] padded on H, W -> [N, H, W*C]), rank 5, and the border element's bits."""
+    x, out = call.args[0].type, call.type
+    fill = np.asarray(fill_value(OpView(tuple(a.type for a in call.args), out, call.attrs))).astype(out.np_dtype)
+    dims: list[int] = []
+    pads: list[tuple[int, int]] = []
+    for d, (lo, hi) in zip(x.shape, call.attrs["paddings"]):
+        if dims and lo == 0 and hi == 0:
+            dims[-1] *= d
+            pads[-1] = (pads[-1][0] * d, pads[-1][1] * d)
+        else:
+            dims.append(d)
+            pads.append((lo, hi))
+    lead = MAX_RANK - len(dims)
+    dims, pads = [1] * lead + dims, [(0, 0)] * lead + pads
+    params = {"elem_size": _portable.elem_size(call), "in_dims": dims, "pad_before": [lo for lo, _ in pads],
+              "pad_after": [hi for _, hi in pads], "pad_bits": f"0x{element_bits(fill):08X}u"}
+    return CKernel("mcu_pad", "mcu_pad", "mcu_pad_params", params)
+
+
 register(OpDef(
     name="pad",
     kind=OpKind.INJECTIVE,
@@ -127,4 +157,5 @@ register(OpDef(
     reference=reference,
     checks=(same_dtype, rank_limit, paddings_table, pad_value_matches),
     tflite={"PAD": parse, "PADV2": parse},
+    portable=Portable(lower_c),
 ))

@@ -9,7 +9,7 @@ valid value (starting from -128), clamped likewise."""
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 from . import _nn
@@ -105,6 +105,18 @@ def window_not_absurd(v: OpView) -> str | None:
 _CHECKS = (c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, same_io_quant, positive_window,
            window_not_absurd, valid_window_fits, c.supported_fused_activation)
 
+def lower_c(call) -> CKernel:
+    """mcu_average_pool_2d_s8 / mcu_max_pool_2d_s8: the window geometry and the activation clamp."""
+    fh, fw = call.attrs["filter"]
+    g = c.window(call, fh, fw)
+    lo, hi = c.act_clamp(call)
+    params = {**g.fields("batches", "in_h", "in_w"), "channels": g.in_c, **g.fields("out_h", "out_w"),
+              "filter_h": fh, "filter_w": fw, **g.fields("stride_h", "stride_w", "pad_top", "pad_left"),
+              "act_min": lo, "act_max": hi}
+    name = f"mcu_{call.op}_s8"
+    return CKernel(name, name, "mcu_pool_2d_params", params)
+
+
 register(OpDef(
     name="average_pool_2d",
     kind=OpKind.REDUCTION,
@@ -114,6 +126,8 @@ register(OpDef(
     reference=average_reference,
     checks=_CHECKS,
     tflite={"AVERAGE_POOL_2D": parse},
+    portable=Portable(lower_c),
+    fuses_activation=True,
 ))
 
 register(OpDef(
@@ -124,4 +138,6 @@ register(OpDef(
     reference=max_reference,
     checks=_CHECKS,
     tflite={"MAX_POOL_2D": parse},
+    portable=Portable(lower_c),
+    fuses_activation=True,
 ))

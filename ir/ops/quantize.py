@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 from mcuforge.ir import quant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _portable
 from .add_sub import rank_at_most_6
 
 # (input dtype, output dtype) pairs TFLM's QUANTIZE kernel implements that we support.
@@ -52,9 +53,15 @@ def affine_quantize(x: np.ndarray, scale: float, zero_point: int, dtype: str) ->
     return np.clip(rounded.astype(np.int64) + zero_point, lo, hi).astype(np.dtype(dtype))
 
 
+def requantize_multiplier(s_in: float, s_out: float) -> tuple[int, int]:
+    """The (multiplier, shift) of integer -> integer QUANTIZE: QuantizeMultiplier(double(s_in) /
+    double(s_out)) of the file's float32 scales."""
+    return quant.quantize_multiplier(float(np.float32(s_in)) / float(np.float32(s_out)))
+
+
 def requantize(x: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int, dtype: str) -> np.ndarray:
     """integer -> integer as TFLM's Requantize."""
-    m, s = quant.quantize_multiplier(float(np.float32(s_in)) / float(np.float32(s_out)))
+    m, s = requantize_multiplier(s_in, s_out)
     out = quant.multiply_by_quantized_multiplier(x.astype(np.int64) - zp_in, m, s) + zp_out
     lo, hi = quant.dtype_range(dtype)
     return np.clip(out, lo, hi).astype(np.dtype(dtype))
@@ -125,6 +132,34 @@ def integer_quantize_as_requantize(call, ctx):
     return replace(call, op="requantize", attrs={})
 
 
+def lower_quantize(call) -> CKernel:
+    """int8 input: a 256-entry table (mcu_quantize_s8[_s16|_s32]); float32: the scale as a float
+    literal (mcu_quantize_f32[_s16]); int16: the requantization multiplier (mcu_quantize_s16[_s16])."""
+    x, out = call.args[0].type, call.type
+    if x.dtype == "int8":
+        return _portable.table_kernel(call, "mcu_quantize")
+    function = _portable.typed_function("mcu_quantize", call)
+    source = f"mcu_quantize_{_portable.SUFFIX[x.dtype]}"
+    if x.dtype == "float32":
+        params = {"size": out.size, "scale": _portable.float32_literal(out.quant.s), "output_offset": out.quant.zp}
+        return CKernel(function, source, "mcu_quantize_f32_params", params)
+    m, s = requantize_multiplier(x.quant.s, out.quant.s)
+    params = {"size": out.size, "input_offset": -x.quant.zp, "multiplier": m, "shift": s,
+              "output_offset": out.quant.zp}
+    return CKernel(function, source, "mcu_requantize_params", params)
+
+
+def lower_dequantize(call) -> CKernel:
+    """mcu_dequantize_s8 / _s16: the zero point and the scale as a float literal."""
+    x = call.args[0].type
+    function = _portable.typed_function("mcu_dequantize", call)
+    params = {"size": call.type.size, "zero_point": x.quant.zp, "scale": _portable.float32_literal(x.quant.s)}
+    return CKernel(function, function, "mcu_dequantize_params", params)
+
+
+QUANTIZE = Portable(lower_quantize, in_place=True)  # every kernel walks so that it works in place
+
+
 def infer_requantize(args, attrs):
     return args[0].shape, "int8"
 
@@ -138,6 +173,7 @@ register(OpDef(
     checks=(quantize_types, quantized_output, quantized_integer_input, rank_at_most_6),
     tflite={"QUANTIZE": parse},
     legalize=(integer_quantize_as_requantize,),
+    portable=QUANTIZE,
 ))
 
 register(OpDef(
@@ -146,6 +182,7 @@ register(OpDef(
     doc="int8 -> int8 rescale between two quantizations (what int8 QUANTIZE legalizes to).",
     infer=infer_requantize,
     reference=reference_quantize,
+    portable=QUANTIZE,
 ))
 
 register(OpDef(
@@ -156,4 +193,5 @@ register(OpDef(
     reference=reference_dequantize,
     checks=(dequantize_types, quantized_input, rank_at_most_6),
     tflite={"DEQUANTIZE": parse},
+    portable=Portable(lower_dequantize, in_place=True),
 ))

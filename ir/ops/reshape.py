@@ -134,6 +134,7 @@ register(OpDef(
     reference=reference_reshape,
     checks=(moved_dtype, new_shape_fits),
     tflite={"RESHAPE": parse_reshape},
+    view=True,
 ))
 
 def squeeze_as_reshape(call, ctx):
@@ -152,4 +153,5 @@ register(OpDef(
     checks=(moved_dtype, squeeze_rank, squeeze_dims_valid),
     tflite={"SQUEEZE": parse_squeeze},
     legalize=(squeeze_as_reshape,),
+    view=True,
 ))

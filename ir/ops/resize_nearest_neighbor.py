@@ -10,7 +10,9 @@ pick another source pixel; TFLM is the target. Quantization is not looked at: va
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
+
+from . import _portable
 
 DTYPES = ("int8", "int16", "float32")
 
@@ -88,6 +90,19 @@ def size_vector(v: OpView) -> str | None:
     return None
 
 
+def lower_c(call) -> CKernel:
+    """mcu_resize_nearest_neighbor (element-size generic): the source row of every output row and
+    the source column of every output column, as int32 tables (float32 math as the reference)."""
+    n, h, w, ch = call.args[0].type.shape
+    _, oh, ow, _ = call.type.shape
+    ac, hp = call.attrs["align_corners"], call.attrs["half_pixel_centers"]
+    params = {"elem_size": _portable.elem_size(call), "batches": n, "in_h": h, "in_w": w, "channels": ch,
+              "out_h": oh, "out_w": ow}
+    consts = {"src_y": source_index(h, oh, ac, hp).astype(np.int32), "src_x": source_index(w, ow, ac, hp).astype(np.int32)}
+    return CKernel("mcu_resize_nearest_neighbor", "mcu_resize_nearest_neighbor", "mcu_resize_nearest_neighbor_params",
+                   params, consts)
+
+
 register(OpDef(
     name="resize_nearest_neighbor",
     kind=OpKind.INJECTIVE,
@@ -97,4 +112,5 @@ register(OpDef(
     reference=reference,
     checks=(same_dtype, rank4, size_vector),
     tflite={"RESIZE_NEAREST_NEIGHBOR": parse},
+    portable=Portable(lower_c),
 ))

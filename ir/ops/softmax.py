@@ -15,10 +15,11 @@ import math
 
 import numpy as np
 from mcuforge.ir import quant
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 from . import _fixedpoint as fp
+from . import _portable
 from .add_sub import rank_at_most_6
 
 SCALED_DIFF_INTEGER_BITS = 5
@@ -128,6 +129,16 @@ def multiplier_above_one(v: OpView) -> str | None:
     return None if real > 1.0 else f"beta {v.attrs['beta']:.6g} and input scale {q.s:.6g} give {real:.3g}"
 
 
+def lower_c(call) -> CKernel:
+    """mcu_softmax_s8[_s16]: rows, depth, and TFLM's input multiplier, left shift and diff_min."""
+    x = call.args[0].type
+    depth = int(x.shape[-1])
+    mult, shift, diff_min = softmax_params(call.attrs["beta"], x.quant.s)
+    params = {"rows": x.size // depth, "depth": depth, "input_multiplier": mult, "input_left_shift": shift,
+              "diff_min": diff_min}
+    return CKernel(_portable.typed_function("mcu_softmax", call), "mcu_softmax_s8", "mcu_softmax_params", params)
+
+
 register(OpDef(
     name="softmax",
     kind=OpKind.COMPLEX,
@@ -137,4 +148,5 @@ register(OpDef(
     checks=(int8_input, int8_or_int16_output, c.quantized_per_tensor_io, required_output_quant,
             at_least_1d, int8_output_depth, multiplier_above_one, rank_at_most_6),
     tflite={"SOFTMAX": parse},
+    portable=Portable(lower_c),
 ))

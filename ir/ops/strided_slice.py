@@ -12,7 +12,9 @@ quantization is not looked at."""
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
+
+from . import _portable
 
 DTYPES = ("int8", "int16", "int32", "float32")
 MAX_RANK = 4  # strided_slice_common.cc kMaxDim
@@ -152,6 +154,15 @@ def non_empty(v: OpView) -> str | None:
     return None if not empty else f"axis {empty[0]} selects nothing"
 
 
+def lower_c(call) -> CKernel:
+    """mcu_gather over the slice: its first element and, per axis, count and input step."""
+    x = call.args[0].type
+    ranges = axis_indices(x.shape, call.attrs)
+    st = _portable.row_major_strides(x.shape)
+    start = sum(r.start * s for r, s in zip(ranges, st))
+    return _portable.gather_kernel(call, start, [len(r) for r in ranges], [r.step * s for r, s in zip(ranges, st)])
+
+
 register(OpDef(
     name="strided_slice",
     kind=OpKind.INJECTIVE,
@@ -161,4 +172,5 @@ register(OpDef(
     reference=reference,
     checks=(same_dtype, rank_limit, index_vectors, unsupported_masks, shrink_axes_in_range, non_empty),
     tflite={"STRIDED_SLICE": parse},
+    portable=Portable(lower_c),
 ))

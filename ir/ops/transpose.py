@@ -7,7 +7,9 @@ TFLite), a constant int32 perm, and no negative perm entries."""
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
+
+from . import _portable
 
 DTYPES = ("int8", "int16", "float32")
 MAX_RANK = 5
@@ -53,6 +55,14 @@ def valid_perm(v: OpView) -> str | None:
     return None
 
 
+def lower_c(call) -> CKernel:
+    """mcu_gather in output order: output axis k walks input axis perm[k]."""
+    x = call.args[0].type
+    perm = call.attrs["perm"]
+    st = _portable.row_major_strides(x.shape)
+    return _portable.gather_kernel(call, 0, [x.shape[p] for p in perm], [st[p] for p in perm])
+
+
 register(OpDef(
     name="transpose",
     kind=OpKind.INJECTIVE,
@@ -61,4 +71,5 @@ register(OpDef(
     reference=reference,
     checks=(same_dtype, rank_limit, valid_perm),
     tflite={"TRANSPOSE": parse},
+    portable=Portable(lower_c),
 ))

@@ -13,7 +13,7 @@ transposed direction), dilation 1."""
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.registry import OpDef, OpKind, OpView, register
+from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
 from . import _nn
@@ -121,6 +121,31 @@ def input_lands_in_output(v: OpView) -> str | None:
     return f"input {h}x{w} with stride {sh}x{sw} reaches beyond the {oh}x{ow} output"
 
 
+def lower_c(call) -> CKernel:
+    """mcu_transpose_conv_s8: shapes, the reference's padding (on the output size), offsets, clamp,
+    per-channel multipliers and shifts; int32 accumulators for the scatter in scratch."""
+    x, w, out = call.args[0].type, call.args[1].type, call.type
+    n, h, wd, ic = x.shape
+    oc, kh, kw, _ = w.shape
+    _, oh, ow, _ = out.shape
+    mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, oc)
+    pt, pl = padding_hw(OpView(tuple(a.type for a in call.args), out, call.attrs))
+    lo, hi = c.act_clamp(call)
+    sh, sw = call.attrs["stride"]
+    params = {"batches": n, "in_h": h, "in_w": wd, "in_c": ic, "out_h": oh, "out_w": ow, "out_c": oc,
+              "k_h": kh, "k_w": kw, "stride_h": sh, "stride_w": sw, "pad_top": pt, "pad_left": pl,
+              "input_offset": -x.quant.zp, "output_offset": out.quant.zp, "act_min": lo, "act_max": hi}
+    return CKernel("mcu_transpose_conv_s8", "mcu_transpose_conv_s8", "mcu_transpose_conv_params", params,
+                   {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3,
+                   scratch_bytes=n * oh * ow * oc * 4)
+
+
+def macs(v: OpView) -> int:
+    """Every input element scatters a whole kernel."""
+    oc, kh, kw, _ = v.args[1].shape
+    return v.args[0].size * oc * kh * kw
+
+
 register(OpDef(
     name="transpose_conv",
     kind=OpKind.COMPLEX,
@@ -131,4 +156,7 @@ register(OpDef(
     checks=(c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, shapes_match, weights_quant,
             bias_per_channel, positive_stride, input_lands_in_output, c.supported_fused_activation),
     tflite={"TRANSPOSE_CONV": parse},
+    portable=Portable(lower_c),
+    fuses_activation=True,
+    macs=macs,
 ))

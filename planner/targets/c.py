@@ -1,38 +1,30 @@
 """The `c` target: portable reference kernels covering every supported op (the fallback).
 
-Its pattern table has one entry that matches any registry op. Lowering gives every op one
-KernelCall: symbol `mcu_<op>_<dtype>`, the op's attributes and shapes as parameters, its constant
-arguments as constants, and the registry's reference as the kernel model (the C reference kernels
-implement exactly that arithmetic). Ops that want precomputed constants (multipliers, shifts)
-register a lowering in `LOWERINGS`; ops whose kernel has another name register it in `SYMBOLS`.
+Its pattern table has one entry that matches any registry op that has a portable kernel
+(`OpDef.portable`) or is a view (`OpDef.view`). Lowering asks the op's entry: its portable lowering
+gives the C function, parameter struct fields and precomputed constants (`CKernel`); the constant
+arguments of the op are passed as `arg<i>`; the kernel model evaluates the registry reference (the C
+reference kernels implement exactly that arithmetic).
 """
 
 from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 from mcuforge.ir.evaluate import evaluate
 from mcuforge.ir.expr import Call, Constant, Function, Module
-from mcuforge.ir.registry import get_op
+from mcuforge.ir.registry import find_op, get_op
 
 from ..kernel import KernelCall, OpInfo
-from ..patterns import Composite, PatternEntry, any_op
+from ..patterns import PatternEntry, any_op
 from ..target import Target, register_target
 
 NAME = "c"
-
-# Ops that run on another op's kernel: "requantize" is int8 -> int8 QUANTIZE.
-KERNEL_OF = {"requantize": "quantize"}
-
-# op name -> function(call, base KernelCall fields) -> extra params and constants
-LOWERINGS: dict[str, Callable[[Call], tuple[dict[str, Any], dict[str, np.ndarray]]]] = {}
-
-# op name -> function(call) -> kernel symbol, for ops whose kernel is not `mcu_<op>_<dtype>` (e.g.
-# element-size generic kernels shared by several ops); consulted after KERNEL_OF.
-SYMBOLS: dict[str, Callable[[Call], str]] = {}
+COMPOSITE = "op"  # the portable target lifts single ops
+GENERIC_TEMPLATE = "call.c.j2"  # codegen/templates/call.c.j2: function(&params, args, constants, scratch, out)
 
 
 def root_call(fn: Function) -> Call:
@@ -61,53 +53,33 @@ def function_model(fn: Function) -> Callable[[list[np.ndarray], KernelCall], np.
     return run
 
 
+def has_kernel(caps) -> str | None:
+    """The op has a portable kernel or is a view of its input."""
+    op = find_op(caps["root"].op)
+    return None if op is not None and (op.portable is not None or op.view) else "no portable kernel"
+
+
 def lower(fn: Function) -> KernelCall:
     call = root_call(fn)
     opdef = get_op(call.op)
-    dtype = call.args[0].type.dtype if call.args else call.type.dtype
-    params: dict[str, Any] = dict(call.attrs)
+    info = OpInfo(call.op, opdef.kind, call.attrs, call.sources, NAME, fn.attrs.get("composite", COMPOSITE))
+    common = dict(inputs=tuple(p.type for p in fn.params), output=call.type, info=info,
+                  evaluate=function_model(fn), arg_map=arg_map(fn))
+    if opdef.view:
+        return KernelCall("", "", "", params={}, constants={}, scratch_bytes=0, view=True, **common)
+    assert opdef.portable is not None, call.op
+    k = opdef.portable.lower(call)
     constants = {f"arg{i}": a.data for i, a in enumerate(call.args) if isinstance(a, Constant)}
-    kernel_op = KERNEL_OF.get(call.op, call.op)
-    extra = LOWERINGS.get(kernel_op)
-    if extra is not None:
-        p, c = extra(call)
-        params.update(p)
-        constants.update(c)
-    symbol_of = SYMBOLS.get(kernel_op)
-    suffix = {"int8": "s8", "float32": "f32", "int16": "s16", "int32": "s32"}.get(dtype, dtype)
-    symbol = symbol_of(call) if symbol_of is not None else f"mcu_{kernel_op}_{suffix}"
-    info = OpInfo(call.op, opdef.kind, call.attrs, call.sources, NAME, fn.attrs.get("composite", "op"))
-    return KernelCall(
-        symbol=symbol,
-        template=f"{kernel_op}.c.j2",
-        inputs=tuple(p.type for p in fn.params),
-        output=call.type,
-        params=params,
-        constants=constants,
-        scratch_bytes=scratch_size(fn),
-        info=info,
-        evaluate=function_model(fn),
-        arg_map=arg_map(fn),
-        view=call.op in ("reshape", "squeeze", "view"),
-        in_place=opdef.kind.value == "elementwise",
-    )
-
-
-def scratch_size(fn: Function) -> int:
-    call = root_call(fn)
-    if call.op == "transpose_conv":
-        n, h, w, c = call.type.shape
-        return n * h * w * c * 4  # int32 accumulators for the scatter
-    return 0
+    constants.update(k.constants)
+    return KernelCall(k.function, k.source, k.template or GENERIC_TEMPLATE, params=dict(k.params),
+                      constants=constants, scratch_bytes=k.scratch_bytes, in_place=opdef.portable.in_place,
+                      struct=k.struct, op_args=k.op_args, **common)
 
 
 TARGET = register_target(Target(
     name=NAME,
-    patterns=(PatternEntry(Composite.OP, any_op("root")),),
+    patterns=(PatternEntry(COMPOSITE, any_op("root"), has_kernel),),
     lower=lower,
     templates=Path(str(files("mcuforge.codegen") / "templates" / "c")),
     sources=Path(str(files("mcuforge.firmware") / "kernels" / "c")),
-    scratch_size=scratch_size,
 ))
-
-from . import c_lowerings  # noqa: E402,F401  (registers the per-op lowerings)

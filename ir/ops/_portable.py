@@ -1,0 +1,147 @@
+"""Shared pieces of the ops' portable lowerings (the `c` target's kernel calls, `OpDef.portable`).
+
+A portable lowering works out at compile time everything its C kernel (firmware/kernels/c/) would
+otherwise derive at run time, with the registry reference's own derivations, and returns a
+`CKernel`: the function, its parameter struct's fields and precomputed constant arrays. Here:
+C type names and literals, the 256-entry lookup tables of unary int8 ops, the broadcast walk of
+ADD/SUB/MUL and the output-order gather of TRANSPOSE/STRIDED_SLICE. Not an op module (the leading
+underscore keeps it out of the registry scan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from mcuforge.ir.registry import CKernel, OpView, get_op
+
+from mcuforge.errors import McuforgeError
+
+C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
+SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "float32": "f32"}
+ELEM_SIZES = {"int8": 1, "int16": 2, "int32": 4, "float32": 4}
+ALL_INT8 = np.arange(-128, 128, dtype=np.int8)
+BROADCAST_RANK = 6  # MCU_BROADCAST_RANK: TFLM's RuntimeShape limit
+GATHER_RANK = 5  # MCU_GATHER_RANK
+
+
+def where(call) -> str:
+    """The TFLite operator(s) a call came from, for messages."""
+    return ", ".join(str(s) for s in call.sources) or call.op
+
+
+def typed_function(base: str, call) -> str:
+    """`<base>_<input>` for an int8 (or float32) output, `<base>_<input>_<output>` otherwise: the C
+    function of a kernel whose output type varies (mcu_quantize_s8_s16)."""
+    out = call.type.dtype
+    name = f"{base}_{SUFFIX[call.args[0].type.dtype]}"
+    return name if out in ("int8", "float32") else f"{name}_{SUFFIX[out]}"
+
+
+def float32_literal(v: float) -> str:
+    """A C float literal that reads back as exactly float32(v): the shortest decimal of the float32
+    value widened to double, which lies far within half a float32 ulp of it."""
+    f = float(np.float32(v))
+    if not np.isfinite(f):
+        raise ValueError(f"scale {v} is not finite")
+    return f"{f!r}f"
+
+
+def elem_size(call) -> int:
+    """The element size in bytes of an element-size generic kernel's tensors."""
+    dtype = call.args[0].type.dtype
+    if dtype not in ELEM_SIZES:  # the registry checks already refuse these; be explicit anyway
+        raise McuforgeError(f"{where(call)}: the portable target has no {call.op} kernel for {dtype} "
+                            f"(supported: {', '.join(ELEM_SIZES)})")
+    return ELEM_SIZES[dtype]
+
+
+def row_major_strides(shape: Sequence[int]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= int(d)
+    return out[::-1]
+
+
+# ---- unary int8 ops: lookup tables ----------------------------------------------------------------
+
+def int8_table(call) -> np.ndarray:
+    """The op's registry reference on every int8 input: entry i is the output for input i - 128."""
+    x = call.args[0].type
+    v = OpView((x.with_shape((256,)),), call.type.with_shape((256,)), call.attrs)
+    table = np.asarray(get_op(call.op).reference([ALL_INT8], v))
+    assert table.shape == (256,) and table.dtype == call.type.np_dtype, (call.op, table.shape, table.dtype)
+    return table
+
+
+def table_kernel(call, base: str | None = None) -> CKernel:
+    """An int8 -> int8/int16/int32 elementwise op through a 256-entry table (bit-exact with the
+    reference by construction): mcu_<op>_s8(params, input, table, output)."""
+    if call.args[0].type.dtype != "int8":
+        raise McuforgeError(f"{where(call)}: no table kernel for {call.args[0].type.dtype} input")
+    base = base or f"mcu_{call.op}"
+    return CKernel(typed_function(base, call), f"{base}_s8", "mcu_table_params", {"size": call.type.size},
+                   {"table": int8_table(call)})
+
+
+# ---- ADD / SUB / MUL: the broadcast walk ----------------------------------------------------------
+
+def broadcast_plan(shape1: Sequence[int], shape2: Sequence[int], out_shape: Sequence[int],
+                   rank: int = BROADCAST_RANK) -> dict[str, list[int]]:
+    """The output as a row-major walk over `dims`; along axis k input i moves `stride<i>[k]`
+    elements (0 where it is broadcast). Size-1 axes are dropped, neighbouring axes that walk both
+    inputs evenly are merged, and the result is left-padded with (1, 0, 0) to `rank` axes."""
+    r = len(out_shape)
+    s1 = [1] * (r - len(shape1)) + [int(d) for d in shape1]
+    s2 = [1] * (r - len(shape2)) + [int(d) for d in shape2]
+    st1, st2 = row_major_strides(s1), row_major_strides(s2)
+    merged: list[tuple[int, int, int]] = []
+    for n, a, b, t1, t2 in zip(out_shape, s1, s2, st1, st2):
+        if n == 1:
+            continue
+        step1 = t1 if a != 1 else 0
+        step2 = t2 if b != 1 else 0
+        if merged and merged[-1][1] == n * step1 and merged[-1][2] == n * step2:
+            merged[-1] = (merged[-1][0] * n, step1, step2)
+        else:
+            merged.append((int(n), step1, step2))
+    if len(merged) > rank:
+        raise NotImplementedError(f"a broadcast over {len(merged)} axes (at most {rank})")
+    merged = [(1, 0, 0)] * (rank - len(merged)) + merged
+    return {"dims": [m[0] for m in merged], "stride1": [m[1] for m in merged],
+            "stride2": [m[2] for m in merged]}
+
+
+def binary_params(call, act: tuple[int, int]) -> dict[str, Any]:
+    """The broadcast walk, zero-point offsets and activation clamp of a quantized binary op."""
+    (a, b), out = (x.type for x in call.args), call.type
+    return {"shape": broadcast_plan(a.shape, b.shape, out.shape), "input1_offset": -a.quant.zp,
+            "input2_offset": -b.quant.zp, "output_offset": out.quant.zp, "act_min": act[0], "act_max": act[1]}
+
+
+# ---- TRANSPOSE / STRIDED_SLICE: an output-order gather ------------------------------------------
+
+def gather_plan(start: int, counts, steps, rank: int = GATHER_RANK) -> dict[str, Any]:
+    """Parameters of an output-order gather: output element (i0, .., i4) (row-major) reads input
+    element start + sum(i_k * step_k). Size-1 axes are dropped, and an axis whose step equals the
+    next axis' count times step is merged into it (the pair walks memory evenly); the result is
+    left-padded with size-1 axes to `rank`."""
+    axes = [(int(n), int(s)) for n, s in zip(counts, steps) if n != 1]
+    merged: list[tuple[int, int]] = []
+    for n, s in axes:
+        if merged and merged[-1][1] == n * s:
+            merged[-1] = (merged[-1][0] * n, s)
+        else:
+            merged.append((n, s))
+    if len(merged) > rank:  # unreachable: the registry limits TRANSPOSE and STRIDED_SLICE to rank 5
+        raise McuforgeError(f"a gather over {len(merged)} axes (the portable kernels walk at most {rank})")
+    merged = [(1, 0)] * (rank - len(merged)) + merged
+    return {"start": int(start), "count": [n for n, _ in merged], "step": [s for _, s in merged]}
+
+
+def gather_kernel(call, start: int, counts, steps) -> CKernel:
+    """mcu_gather (shared by TRANSPOSE and STRIDED_SLICE) over the given walk of the input."""
+    return CKernel("mcu_gather", "mcu_gather", "mcu_gather_params",
+                   {"elem_size": elem_size(call), **gather_plan(start, counts, steps)})

@@ -1,0 +1,71 @@
+"""The `cmsis-nn` target: mcuforge's own optimized int8 kernels in the CMSIS-NN style.
+
+One module per composite (conv, depthwise, fully_connected, pool, add, mul, softmax), each holding
+its `Composite` entries: the pattern, the support check (its docstring is the rule), and the
+lowering, which picks the kernel variant and precomputes what it reads, with the numpy model of
+exactly what the kernel computes from those parameters and constants (so a wrong precomputation
+fails `verify --on reference` before any C runs; the C kernels' plain, DSP and Helium paths must
+match the models bit for bit). `requant.py` is the prover of the DSP paths' fast requantization;
+`common.py` the pieces the composites share. Adding a composite is adding a module here, its C
+kernel (firmware/kernels/cmsis_nn/) and its template (codegen/templates/cmsis_nn/<name>.c.j2).
+
+Precomputed, in short: per-channel multipliers and shifts (TFLM's derivation); for convolutions and
+fully connected layers, biases folded with the input zero point; weights in their natural layouts
+(OHWI rows, [KH*KW][OC] depthwise taps, [units][depth]): the kernels' SIMD orderings live in their
+scratch instead (the DSP im2col stores each group of four column values as x0 x2 x1 x3, the order
+SXTB16 / SXTB16 ROR #8 unpack a weight word into; the MVE path multiplies int8 columns with the int8
+rows directly), so one weight layout serves the plain, DSP and MVE builds of the same generated C.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from importlib.resources import files
+from pathlib import Path
+
+from mcuforge.ir.expr import Function
+from mcuforge.ir.registry import get_op
+
+from ...kernel import KernelCall, OpInfo
+from ...patterns import PatternEntry
+from ...target import Target, register_target
+from .. import c as portable
+from .common import Composite
+
+NAME = "cmsis-nn"
+_SHARED = ("common", "requant")
+
+
+def _composites() -> dict[str, Composite]:
+    found: dict[str, Composite] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or info.name in _SHARED:
+            continue
+        for comp in importlib.import_module(f"{__name__}.{info.name}").COMPOSITES:
+            if comp.name in found:
+                raise ValueError(f"cmsis-nn composite {comp.name!r} defined twice")
+            found[comp.name] = comp
+    return found
+
+
+COMPOSITES = _composites()
+
+
+def lower(fn: Function) -> KernelCall:
+    call = portable.root_call(fn)
+    composite = fn.attrs["composite"]
+    info = OpInfo(call.op, get_op(call.op).kind, call.attrs, call.sources, NAME, composite)
+    low = COMPOSITES[composite].lower(call)
+    return KernelCall(low.function, low.function, f"{composite}.c.j2", tuple(p.type for p in fn.params), call.type,
+                      low.params, low.constants, low.scratch_bytes, info, low.model, in_place=low.in_place,
+                      arg_map=portable.arg_map(fn))
+
+
+TARGET = register_target(Target(
+    name=NAME,
+    patterns=tuple(PatternEntry(c.name, c.pattern, c.check) for c in COMPOSITES.values()),
+    lower=lower,
+    templates=Path(str(files("mcuforge.codegen") / "templates" / "cmsis_nn")),
+    sources=Path(str(files("mcuforge.firmware") / "kernels" / "cmsis_nn")),
+))

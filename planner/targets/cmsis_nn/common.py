@@ -1,0 +1,108 @@
+"""What the cmsis-nn composites share: the shape of a lowering's result, the requantization
+parameters of conv-like layers, the folded bias, and the pieces of the kernel models."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from mcuforge.ir import quant
+from mcuforge.ir.expr import Call, Constant, Expr
+from mcuforge.ir.ops import _common as c
+from mcuforge.ir.ops.conv_2d import windows
+
+from ...kernel import KernelCall
+from ...patterns import Pattern
+
+# The window geometry a cmsis-nn kernel reads (batch 1: the patterns only take batch-1 layers).
+GEOMETRY = ("in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "k_h", "k_w", "stride_h", "stride_w", "dil_h",
+            "dil_w", "pad_top", "pad_left")
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """What a composite's lowering decides: the kernel variant and everything it reads."""
+
+    function: str
+    params: dict[str, Any]
+    constants: dict[str, np.ndarray]
+    model: Callable[[list[np.ndarray], KernelCall], np.ndarray]
+    scratch_bytes: int = 0
+    in_place: bool = False
+
+
+@dataclass(frozen=True)
+class Composite:
+    """One composite of the cmsis-nn target: its name (also its template, `<name>.c.j2`), the pattern
+    it matches, the check that admits a match (its docstring is the rule) and its lowering."""
+
+    name: str
+    pattern: Pattern
+    check: Callable[[dict[str, Expr]], "str | None"]
+    lower: Callable[[Call], Lowered]
+
+
+# ---- checks -----------------------------------------------------------------------------------------
+
+def int8_io(caps: dict[str, Expr]) -> str | None:
+    root = caps["root"]
+    bad = {a.type.dtype for a in root.args if not isinstance(a, Constant)} | {root.type.dtype}
+    return None if bad == {"int8"} else f"types {sorted(bad)}"
+
+
+def symmetric_int8_weights(caps: dict[str, Expr]) -> str | None:
+    w = caps["weights"].type
+    ok = w.dtype == "int8" and w.quant is not None and all(z == 0 for z in w.quant.zero_point)
+    return None if ok else "weights not symmetric int8"
+
+
+# ---- lowering pieces --------------------------------------------------------------------------------
+
+def requant_params(call: Call, channels: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Zero points, activation clamp and per-channel (multiplier, shift) of a conv-like op."""
+    x, w = call.args[0].type, call.args[1].type
+    mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, call.type.quant.s, channels)
+    lo, hi = c.act_clamp(call)
+    params = {"input_offset": -x.quant.zp, "output_offset": call.type.quant.zp, "act_min": lo, "act_max": hi}
+    return params, {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}
+
+
+def geometry(call: Call, kh: int, kw: int) -> dict[str, int]:
+    return c.window(call, kh, kw).fields(*GEOMETRY)
+
+
+def folded_bias(call: Call, wsum: np.ndarray, input_offset: int) -> np.ndarray:
+    """bias + input_offset * sum(weights) per output channel, as int32 (wrapping like the C sums)."""
+    bias = call.args[2].data.astype(np.int64).reshape(wsum.shape) if len(call.args) > 2 else 0
+    return quant.wrap_int32(bias + input_offset * wsum).astype(np.int32)
+
+
+def operands(call: Call) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Size, offsets and clamp of an element-wise binary op; its constant operands as `arg<i>`."""
+    (q1, q2), qo = (a.type.quant for a in call.args), call.type.quant
+    lo, hi = c.act_clamp(call)
+    params = {"size": call.type.size, "input1_offset": -q1.zp, "input2_offset": -q2.zp,
+              "output_offset": qo.zp, "act_min": lo, "act_max": hi}
+    consts = {f"arg{i}": a.data for i, a in enumerate(call.args) if isinstance(a, Constant)}
+    return params, consts
+
+
+# ---- model pieces -----------------------------------------------------------------------------------
+
+def requantize(acc: np.ndarray, kc: KernelCall) -> np.ndarray:
+    p, k = kc.params, kc.constants
+    return c.requantize_clamp(acc, k["multiplier"].astype(np.int64), k["shift"].astype(np.int64),
+                              p["output_offset"], p["act_min"], p["act_max"])
+
+
+def padded_windows(x: np.ndarray, p: Mapping[str, Any], fill: int) -> np.ndarray:
+    """[1, OH, OW, KH, KW, C] windows of x with out-of-input taps set to `fill`."""
+    attrs = {"stride": (p["stride_h"], p["stride_w"]), "dilation": (p["dil_h"], p["dil_w"])}
+    return windows(x.astype(np.int64), p["k_h"], p["k_w"], attrs, (p["out_h"], p["out_w"]), fill=fill)
+
+
+def op_args(args: list[np.ndarray], kc: KernelCall) -> list[np.ndarray]:
+    """The op's operands from the kernel inputs and constants (x * x has one input twice)."""
+    return [kc.constants[f"arg{i}"] if slot is None else args[slot] for i, slot in enumerate(kc.arg_map)]

@@ -1,0 +1,70 @@
+"""CONV_2D on cmsis-nn: mcu_cmsis_conv2d_1x1_s8 (1x1 filters read input pixels in place) and
+mcu_cmsis_conv2d_s8 (im2col), both over weights in their OHWI rows with the bias folded with the
+input zero point: acc = sum(x * w) + bias', bias' = bias + input_offset * sum(w). Exact integer
+algebra once padding is filled with the input zero point (a padded tap then adds zp * w, which the
+fold cancels), so the inner loops multiply raw int8 values. The DSP paths widen two pixels (or two
+im2col columns) into scratch; the fast requantization record `rq` is added where it is proven."""
+
+from __future__ import annotations
+
+import numpy as np
+from mcuforge.ir.expr import Call, Expr
+from mcuforge.ir.ops import _common as c
+
+from ...kernel import KernelCall
+from ...patterns import const, op, wildcard
+from . import common
+from .common import Composite, Lowered
+from .requant import acc_bounds, with_rq
+
+
+def check(caps: dict[str, Expr]) -> str | None:
+    """int8 activations, symmetric int8 weights, batch 1."""
+    root = caps["root"]
+    problem = common.int8_io(caps) or common.symmetric_int8_weights(caps)
+    if problem:
+        return problem
+    if root.args[0].type.shape[0] != 1:
+        return "batch > 1"
+    return None if root.attrs.get("activation") in c.QUANTIZABLE_ACTIVATIONS else "activation"
+
+
+def uses_1x1(call: Call) -> bool:
+    """1x1 filters read input pixels in place, no im2col (any stride: a 1x1 window is never padded)."""
+    _, kh, kw, _ = call.args[1].type.shape
+    return (kh, kw) == (1, 1)
+
+
+def scratch_bytes(k: int, im2col: bool = False) -> int:
+    """Two columns of k values as int16 (two 1x1 input pixels, or im2col of two output pixels: the
+    matrix product works on pairs of columns), plus for im2col the two columns as int8, which the
+    DSP path copies before widening (rounded up to whole words). The MVE path uses int8 im2col
+    columns only, and no scratch for 1x1."""
+    return 2 * k * 2 + (-(-2 * k // 4) * 4 if im2col else 0)
+
+
+def lower(call: Call) -> Lowered:
+    w = call.args[1].data
+    oc, kh, kw, ic = w.shape
+    params, consts = common.requant_params(call, oc)
+    params.update(common.geometry(call, kh, kw))
+    w2d = w.reshape(oc, kh * kw * ic)
+    consts["bias"] = common.folded_bias(call, w2d.astype(np.int64).sum(axis=1), params["input_offset"])
+    consts["weights"] = w2d.astype(np.int8)
+    with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
+    if uses_1x1(call):  # the DSP path widens two input pixels in scratch
+        return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model, scratch_bytes(ic))
+    return Lowered("mcu_cmsis_conv2d_s8", params, consts, model, scratch_bytes(kh * kw * ic, im2col=True))
+
+
+def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
+    p, k = kc.params, kc.constants
+    oh, ow, oc = p["out_h"], p["out_w"], p["out_c"]
+    weights = k["weights"].reshape(oc, -1)
+    cols = common.padded_windows(args[0], p, fill=-p["input_offset"]).reshape(oh * ow, -1)
+    acc = c.exact_matmul(cols, weights.T) + k["bias"]
+    return common.requantize(acc, kc).reshape(kc.output.shape)
+
+
+COMPOSITES = (Composite("qnn_conv2d", op("conv_2d", wildcard("x"), const("weights"), const("bias", optional=True),
+                                         capture="root"), check, lower),)
