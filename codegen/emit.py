@@ -197,7 +197,8 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
                                 operands(kc, ins, out, scratch, const_names) if kc.struct else (), p, step)
             code = tmpl.render(ctx.variables()).rstrip()
             headers.add(_header_for(kc, target))
-        layers.append({"comment": comment.replace("*/", "* /"), "code": code})
+        layers.append({"comment": comment.replace("*/", "* /"), "code": code, "scratch_check": kc.scratch_check,
+                       "scratch_bytes": kc.scratch_bytes, "step": step})
     ctx = {**common, "arena_bytes": arena.arena_bytes, "inputs": _io_info(prog, arena, prog.inputs),
            "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
            "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
+from mcuforge.firmware.macros import KernelSize
 
 from .types import TensorType
 
@@ -89,7 +90,7 @@ class CKernel:
     params: Mapping[str, Any] = field(default_factory=dict)
     constants: Mapping[str, np.ndarray] = field(default_factory=dict)
     op_args: int | None = None  # how many op arguments the kernel takes (None: as many as the call has)
-    scratch_bytes: int = 0
+    scratch: KernelSize | None = None  # from the kernel header's macro (mcuforge.firmware.macros)
     template: str | None = None  # a template of its own instead of the generic call
 
 

@@ -1,11 +1,11 @@
-"""The compiler driver: each stage by name, the IR verifier after every one.
+"""The compiler driver: each stage by name, a check of its output after every one.
 
-    load_tflite       .tflite -> Module ("main" in the QNN dialect)
-    legalize          canonical ops, rules run to a fixpoint
-    partition         composites lifted to functions tagged with a target
-    lower             each lifted function -> one KernelCall (target hook)
-    schedule          A-normal form, order chosen for the smallest peak memory
-    plan_arena        static arena offsets for every tensor and scratch buffer, checked
+    load_tflite       .tflite -> Module ("main" in the QNN dialect)       verify (IR verifier)
+    legalize          canonical ops, rules run to a fixpoint                verify
+    partition         composites lifted to functions tagged with a target   verify
+    lower             each lifted function -> one KernelCall (target hook)  check_kernels
+    schedule          A-normal form, order chosen for the smallest peak     check_program
+    plan_arena        static arena offsets for every tensor and scratch     check_arena
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from mcuforge.frontend import load_tflite
 from mcuforge.ir.expr import Module
 from mcuforge.ir.verifier import verify
 from mcuforge.planner.arena import ArenaPlan, plan_arena
+from mcuforge.planner.checks import check_arena, check_kernels, check_program
 from mcuforge.planner.kernel import KernelCall
 from mcuforge.planner.legalize import legalize
 from mcuforge.planner.lower import lower
@@ -55,12 +56,11 @@ def read_model(path: str | Path) -> tuple[Module, bytes]:
     return module, blob
 
 
-
 def compile_model(path: str | Path, options: Options = Options()) -> Compiled:
     imported, blob = read_model(path)
     module = verify(legalize(imported))
     module = verify(partition(module, [get_target(t) for t in options.targets]))
-    kernels = lower(module)
-    program = schedule(module, kernels)
-    arena = plan_arena(program, options.memory_algorithms)
+    kernels = check_kernels(module, lower(module))
+    program = check_program(schedule(module, kernels))
+    arena = check_arena(program, plan_arena(program, options.memory_algorithms))
     return Compiled(imported, module, kernels, program, arena, blob)

@@ -59,6 +59,9 @@ class KernelCall:
     # fills, and how many op arguments the kernel takes (absent optional ones passed as NULL).
     struct: str = ""
     op_args: int | None = None
+    # The C expression of the scratch size the kernel's header declares (e.g.
+    # "MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(54)"): the generated C checks scratch_bytes covers it.
+    scratch_check: str = ""
 
     def run(self, args: list[np.ndarray]) -> np.ndarray:
         out = np.asarray(self.evaluate(args, self))

@@ -491,6 +491,22 @@ def harness_source(io: str = HOST_IO) -> str:
 #include <string.h>
 #include "mcu_kernels_cmsis_nn.h"
 """ + io + r"""
+#define GUARD 64u
+
+/* Guard bytes after a buffer: a pattern a kernel is unlikely to write by chance (byte i of the buffer). */
+static uint8_t guard_byte(uint32_t i) { return (uint8_t)(0x5a + 37u * i); }
+static void fill_guard(uint8_t *p, uint32_t from, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) p[i] = guard_byte(from + i);
+}
+static int guard_intact(const uint8_t *p, uint32_t from, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (p[i] != guard_byte(from + i)) return 0;
+    }
+    return 1;
+}
+
 static void *read_blob(uint32_t *n)
 {
     if (!read_bytes(n, 4)) return NULL;
@@ -519,12 +535,16 @@ int main(void)
             if ((b[i] = read_blob(&bn[i])) == NULL) return 4;
         }
         if (!read_bytes(&inplace, 4) || !read_bytes(&out_n, 4) || !read_bytes(&scratch_n, 4)) return 4;
-        int8_t *out = inplace ? (int8_t *)b[0] : alloc(out_n + 16);
-        void *scratch = alloc(scratch_n + 16);
+        int8_t *out = inplace ? (int8_t *)b[0] : alloc(out_n + GUARD);
+        uint8_t *scratch = alloc(scratch_n + GUARD);
         if (out == NULL || scratch == NULL) return 5;
-        memset(scratch, 0x5a, scratch_n + 16);
+        fill_guard(scratch, 0, scratch_n + GUARD);
+        if (!inplace) fill_guard((uint8_t *)out + out_n, out_n, GUARD);
         const int rc = run(name, params, np / 4, b, bn, scratch, out);
         if (rc) return rc;
+        /* the kernel wrote nothing past the scratch size its header declares, nor past its output */
+        if (!guard_intact(scratch + scratch_n, scratch_n, GUARD)) return 6;
+        if (!inplace && !guard_intact((uint8_t *)out + out_n, out_n, GUARD)) return 7;
         write_output(out, out_n);
     }
     return 0;
@@ -565,8 +585,14 @@ def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
             + b"".join(blob(b) for b in blobs) + struct.pack("<III", int(inplace), kc.output.nbytes, kc.scratch_bytes))
 
 
+# Harness exit codes of a kernel that wrote beyond a buffer (checked after every record).
+GUARD_EXITS = {6: "a kernel wrote past the scratch size its header declares",
+               7: "a kernel wrote past its output"}
+
+
 def run_harness(exe: Path, records: list[bytes]) -> bytes:
     proc = subprocess.run([str(exe)], check=False, input=b"".join(records), capture_output=True, timeout=120)
+    assert proc.returncode not in GUARD_EXITS, GUARD_EXITS.get(proc.returncode)
     assert proc.returncode == 0, f"harness exited with {proc.returncode}"
     return proc.stdout
 
@@ -857,6 +883,7 @@ def test_kernels_on_qemu(cpu, tmp_path):
                               "none", "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)],
                              check=False, capture_output=True, text=True, timeout=300)
         text = run.stdout + run.stderr
+        assert run.returncode not in GUARD_EXITS, f"{GUARD_EXITS.get(run.returncode)}: {text[-500:]}"
         assert run.returncode == 0, text[-2000:]
         bad += check_outputs(batch, [bytes.fromhex(line[4:]) for line in text.splitlines() if line.startswith("OUT ")])
     assert not bad, "\n".join(bad)

@@ -16,6 +16,17 @@ static uint8_t *kws_arena = NULL;
 #endif
 static void (*kws_profiler)(int layer) = NULL;
 
+/* Each kernel's scratch buffer covers what its header declares it needs. */
+_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 240, "layer 0: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 1: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 2: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 3: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 4: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 5: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 6: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 7: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 8: scratch smaller than the kernel needs");
+
 static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 8000 };
 static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 12 };
 

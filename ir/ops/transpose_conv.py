@@ -13,6 +13,7 @@ transposed direction), dilation 1."""
 from __future__ import annotations
 
 import numpy as np
+from mcuforge.firmware.macros import kernel_size
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
@@ -137,7 +138,7 @@ def lower_c(call) -> CKernel:
               "input_offset": -x.quant.zp, "output_offset": out.quant.zp, "act_min": lo, "act_max": hi}
     return CKernel("mcu_transpose_conv_s8", "mcu_transpose_conv_s8", "mcu_transpose_conv_params", params,
                    {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3,
-                   scratch_bytes=n * oh * ow * oc * 4)
+                   scratch=kernel_size("c", "MCU_TRANSPOSE_CONV_S8_SCRATCH_BYTES", n, oh, ow, oc))
 
 
 def macs(v: OpView) -> int:

@@ -72,8 +72,9 @@ def lower(fn: Function) -> KernelCall:
     constants = {f"arg{i}": a.data for i, a in enumerate(call.args) if isinstance(a, Constant)}
     constants.update(k.constants)
     return KernelCall(k.function, k.source, k.template or GENERIC_TEMPLATE, params=dict(k.params),
-                      constants=constants, scratch_bytes=k.scratch_bytes, in_place=opdef.portable.in_place,
-                      struct=k.struct, op_args=k.op_args, **common)
+                      constants=constants, scratch_bytes=k.scratch.bytes if k.scratch else 0,
+                      in_place=opdef.portable.in_place, struct=k.struct, op_args=k.op_args,
+                      scratch_check=k.scratch.expr if k.scratch else "", **common)
 
 
 TARGET = register_target(Target(

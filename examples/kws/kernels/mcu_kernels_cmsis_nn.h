@@ -82,15 +82,24 @@ typedef struct {
     int32_t input_multiplier, input_left_shift, diff_min;
 } mcu_cmsis_softmax_params;
 
+/** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: two im2col columns widened to
+    int16 (4K) and, on the DSP path, the two int8 columns it copies first, in whole words. The MVE
+    path uses the int8 columns only. The code generator sizes the scratch buffer with this macro
+    (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
+#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (4 * (k) + ((2 * (k) + 3) / 4) * 4)
+
 /** Convolution through im2col: any filter, stride, dilation and padding. Weights [out_c][k_h *
-    k_w * in_c] (OHWI rows); scratch: 3 * K int16, K = k_h * k_w * in_c (two im2col columns as
-    int16, and as int8 on the DSP path). */
+    k_w * in_c] (OHWI rows); scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w * in_c) bytes,
+    word aligned. */
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                          int16_t *scratch, int8_t *output);
 
+/** Scratch bytes of mcu_cmsis_conv2d_1x1_s8: two input pixels widened to int16 (the DSP path). */
+#define MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) (4 * (in_c))
+
 /** 1x1 convolution, any stride (no padding exists): no im2col. Weights [out_c][in_c] in natural
-    order; scratch: 2 * in_c int16 (the DSP path widens two input pixels there). */
+    order; scratch: MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) bytes, word aligned. */
 void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                              const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                              int16_t *scratch, int8_t *output);
@@ -101,9 +110,14 @@ void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *inpu
                            const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                            int8_t *output);
 
+/** Scratch bytes of mcu_cmsis_dwconv2d_3x3_s8: the DSP path's pad row of the input zero point
+    (whole words) and its weights widened to int16, 72 bytes per group of four channels
+    (mcu_cmsis_dw3x3_dsp.h). */
+#define MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(channels) ((((channels) + 3) / 4) * 4 + 72 * ((channels) / 4))
+
 /** Depthwise 3x3 convolution, depth multiplier 1, no dilation, any stride and padding, the nine
-    taps unrolled. Weights [9][out_c]; bias not folded. Scratch: ceil4(out_c) + 18 * out_c bytes
-    (the DSP path's pad row and widened weights, mcu_cmsis_dw3x3_dsp.h). */
+    taps unrolled. Weights [9][out_c]; bias not folded. Scratch:
+    MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(out_c) bytes, word aligned. */
 void mcu_cmsis_dwconv2d_3x3_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                                const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
                                const int32_t *rq, int16_t *scratch, int8_t *output);

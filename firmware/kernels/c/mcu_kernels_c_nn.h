@@ -62,9 +62,13 @@ typedef struct {
     int32_t input_offset, output_offset, act_min, act_max;
 } mcu_transpose_conv_params;
 
+/** Scratch bytes of mcu_transpose_conv_s8: one int32 accumulator per output element. */
+#define MCU_TRANSPOSE_CONV_S8_SCRATCH_BYTES(batches, out_h, out_w, out_c) (4 * (batches) * (out_h) * (out_w) * (out_c))
+
 /** int8 NHWC transposed convolution. weights [out_c, k_h, k_w, in_c] (symmetric), bias int32 [out_c]
-    or NULL, multiplier/shift [out_c]. scratch: batches * out_h * out_w * out_c int32 accumulators,
-    4-byte aligned, provided by the caller. output [batches, out_h, out_w, out_c]. */
+    or NULL, multiplier/shift [out_c]. scratch: MCU_TRANSPOSE_CONV_S8_SCRATCH_BYTES(batches, out_h,
+    out_w, out_c) bytes of int32 accumulators, 4-byte aligned, provided by the caller. output
+    [batches, out_h, out_w, out_c]. */
 void mcu_transpose_conv_s8(const mcu_transpose_conv_params *p, const int8_t *input, const int8_t *weights,
                            const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int32_t *scratch,
                            int8_t *output);

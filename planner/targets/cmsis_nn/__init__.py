@@ -57,9 +57,10 @@ def lower(fn: Function) -> KernelCall:
     composite = fn.attrs["composite"]
     info = OpInfo(call.op, get_op(call.op).kind, call.attrs, call.sources, NAME, composite)
     low = COMPOSITES[composite].lower(call)
+    scratch = low.scratch.bytes if low.scratch else 0
     return KernelCall(low.function, low.function, f"{composite}.c.j2", tuple(p.type for p in fn.params), call.type,
-                      low.params, low.constants, low.scratch_bytes, info, low.model, in_place=low.in_place,
-                      arg_map=portable.arg_map(fn))
+                      low.params, low.constants, scratch, info, low.model, in_place=low.in_place,
+                      arg_map=portable.arg_map(fn), scratch_check=low.scratch.expr if low.scratch else "")
 
 
 TARGET = register_target(Target(

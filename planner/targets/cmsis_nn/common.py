@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from mcuforge.firmware.macros import KernelSize, kernel_size
 from mcuforge.ir import quant
 from mcuforge.ir.expr import Call, Constant, Expr
 from mcuforge.ir.ops import _common as c
@@ -29,7 +30,7 @@ class Lowered:
     params: dict[str, Any]
     constants: dict[str, np.ndarray]
     model: Callable[[list[np.ndarray], KernelCall], np.ndarray]
-    scratch_bytes: int = 0
+    scratch: KernelSize | None = None  # from the kernel header (scratch_size)
     in_place: bool = False
 
 
@@ -42,6 +43,11 @@ class Composite:
     pattern: Pattern
     check: Callable[[dict[str, Expr]], "str | None"]
     lower: Callable[[Call], Lowered]
+
+
+def scratch_size(macro: str, *args: int) -> KernelSize:
+    """A kernel's scratch size, from its macro in mcu_kernels_cmsis_nn.h."""
+    return kernel_size("cmsis_nn", macro, *args)
 
 
 # ---- checks -----------------------------------------------------------------------------------------

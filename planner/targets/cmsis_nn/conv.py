@@ -35,14 +35,6 @@ def uses_1x1(call: Call) -> bool:
     return (kh, kw) == (1, 1)
 
 
-def scratch_bytes(k: int, im2col: bool = False) -> int:
-    """Two columns of k values as int16 (two 1x1 input pixels, or im2col of two output pixels: the
-    matrix product works on pairs of columns), plus for im2col the two columns as int8, which the
-    DSP path copies before widening (rounded up to whole words). The MVE path uses int8 im2col
-    columns only, and no scratch for 1x1."""
-    return 2 * k * 2 + (-(-2 * k // 4) * 4 if im2col else 0)
-
-
 def lower(call: Call) -> Lowered:
     w = call.args[1].data
     oc, kh, kw, ic = w.shape
@@ -53,8 +45,10 @@ def lower(call: Call) -> Lowered:
     consts["weights"] = w2d.astype(np.int8)
     with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
     if uses_1x1(call):  # the DSP path widens two input pixels in scratch
-        return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model, scratch_bytes(ic))
-    return Lowered("mcu_cmsis_conv2d_s8", params, consts, model, scratch_bytes(kh * kw * ic, im2col=True))
+        return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model,
+                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic))
+    return Lowered("mcu_cmsis_conv2d_s8", params, consts, model,
+                   common.scratch_size("MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", kh * kw * ic))
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:

@@ -24,12 +24,6 @@ def uses_3x3(call: Call) -> bool:
     return (kh, kw) == (3, 3) and oc == in_c and tuple(call.attrs.get("dilation", (1, 1))) == (1, 1)
 
 
-def scratch_bytes_3x3(channels: int) -> int:
-    """The 3x3 DSP path's pad row (the input zero point, whole words) and its weights widened to
-    int16 words, 18 per group of four channels (mcu_cmsis_dw3x3_dsp.h)."""
-    return -(-channels // 4) * 4 + 72 * (channels // 4)
-
-
 def lower(call: Call) -> Lowered:
     w = call.args[1].data  # [1, KH, KW, OC]
     _, kh, kw, oc = w.shape
@@ -42,7 +36,8 @@ def lower(call: Call) -> Lowered:
     off = params["input_offset"]
     with_rq(consts, params, *acc_bounds(consts["bias"], consts["weights"].T, off - 128, off + 127))
     if uses_3x3(call):
-        return Lowered("mcu_cmsis_dwconv2d_3x3_s8", params, consts, model, scratch_bytes_3x3(oc))
+        return Lowered("mcu_cmsis_dwconv2d_3x3_s8", params, consts, model,
+                       common.scratch_size("MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES", oc))
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model)
 
 
