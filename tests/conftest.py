@@ -20,8 +20,9 @@ MLPERF_MODELS = {
 
 
 def manifest() -> list[dict]:
-    path = MODELS / "MANIFEST.json"
-    return json.loads(path.read_text()) if path.exists() else []
+    """Every fixture of tests/fixtures/models: MANIFEST.json and the groups' MANIFEST.<group>.json
+    (tools/gen_fixtures.py and its tools/fixtures_<group>.py tables)."""
+    return [e for path in sorted(MODELS.glob("MANIFEST*.json")) for e in json.loads(path.read_text())]
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

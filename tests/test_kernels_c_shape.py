@@ -16,7 +16,6 @@ warning-free cross build of every kernel for Cortex-M4 and M55.
 from __future__ import annotations
 
 import importlib
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 import flatbuffers
 import numpy as np
 import pytest
-from conftest import MODELS, ROOT
+from conftest import MODELS, ROOT, manifest
 from mcuforge.ir.ops._portable import ELEM_SIZES, gather_plan
 from mcuforge.ir.registry import get_op
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
@@ -44,9 +43,7 @@ Q = (0.25, -3)  # quantization of every int8 tensor of the built models
 
 
 def _fixtures() -> list[str]:
-    path = MODELS / "MANIFEST.json"
-    entries = json.loads(path.read_text()) if path.exists() else []
-    return sorted(e["file"] for e in entries if set(e["ops"]) <= OPS)
+    return sorted(e["file"] for e in manifest() if set(e["ops"]) <= OPS)
 
 
 def assert_host_bit_exact(path: Path, n: int = 4, seed: int = 0):

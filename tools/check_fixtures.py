@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that every committed fixture model runs in the TFLite Micro reference interpreter.
 
-For each entry of ``tests/fixtures/models/MANIFEST.json`` (written by ``tools/gen_fixtures.py``) this
+For each entry of ``tests/fixtures/models/MANIFEST*.json`` (written by ``tools/gen_fixtures.py``) this
 
 * checks that the file exists and that the manifest's ``ops`` list matches the operators in the file,
 * loads it with ``tflite_micro.runtime.Interpreter.from_bytes`` (PyPI package ``tflite-micro``),
@@ -170,11 +170,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     d = Path(args.dir)
-    manifest_path = d / "MANIFEST.json"
-    if not manifest_path.exists():
-        print(f"error: {manifest_path} not found (run tools/gen_fixtures.py)", file=sys.stderr)
+    paths = sorted(d.glob("MANIFEST*.json"))
+    if not paths:
+        print(f"error: no MANIFEST*.json in {d} (run tools/gen_fixtures.py)", file=sys.stderr)
         return 2
-    manifest = json.loads(manifest_path.read_text())
+    manifest = [e for path in paths for e in json.loads(path.read_text())]
     listed = {e["file"] for e in manifest}
     unlisted = sorted(p.name for p in d.glob("*.tflite") if p.name not in listed)
 
@@ -200,7 +200,7 @@ def main(argv=None) -> int:
             print(f"warn {entry['name']}: {w}")
     for name in unlisted:
         if args.only is None or args.only in name:
-            print(f"warn {name}: not listed in MANIFEST.json")
+            print(f"warn {name}: not listed in any MANIFEST*.json")
     total = n_ok + len(failed)
     print(f"{n_ok}/{total} fixtures run in TFLM" + (f"; {len(failed)} FAILED: {[n for n, _ in failed]}" if failed
                                                      else "") + (f"; {len(warned)} warnings" if warned else ""))

@@ -88,9 +88,11 @@ class Fixture:
     per_channel_dense: bool = False
     patch: Callable | None = None  # patch(model_object) -> None, post-conversion option edit
     absent: list = field(default_factory=list)  # op names that must NOT be present
+    group: str = ""  # "" for this file's table; <g> for tools/fixtures_<g>.py (MANIFEST.<g>.json)
 
 
 FIXTURES: list[Fixture] = []
+_GROUP = ""  # the group of the fixture table being loaded (see load_groups)
 
 
 def fixture(name, covers, inputs, ranges, expect, **kw):
@@ -98,10 +100,28 @@ def fixture(name, covers, inputs, ranges, expect, **kw):
         if any(f.name == name for f in FIXTURES):
             raise ValueError(f"duplicate fixture {name}")
         FIXTURES.append(Fixture(name, covers, [tuple(s) for s in inputs], list(ranges), build,
-                                list(expect), **kw))
+                                list(expect), group=_GROUP, **kw))
         return build
 
     return deco
+
+
+def load_groups() -> None:
+    """More fixture tables: every tools/fixtures_<group>.py registers its fixtures with `fixture`
+    (from gen_fixtures import fixture, W, ...); their manifest is MANIFEST.<group>.json, so that
+    tables written side by side do not edit one file. tests/conftest.py reads every MANIFEST*.json."""
+    global _GROUP
+    import importlib
+
+    sys.modules.setdefault("gen_fixtures", sys.modules[__name__])
+    for path in sorted(Path(__file__).resolve().parent.glob("fixtures_*.py")):
+        _GROUP = path.stem.removeprefix("fixtures_")
+        importlib.import_module(path.stem)
+    _GROUP = ""
+
+
+def manifest_name(group: str) -> str:
+    return f"MANIFEST.{group}.json" if group else "MANIFEST.json"
 
 
 class W:
@@ -1027,6 +1047,7 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list fixture names and exit")
     args = ap.parse_args(argv)
 
+    load_groups()
     selected = [f for f in FIXTURES if args.only is None or args.only in f.name]
     if args.list:
         for f in selected:
@@ -1046,10 +1067,10 @@ def main(argv=None) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    manifest_path = out / "MANIFEST.json"
     entries = {}
-    if args.only is not None and manifest_path.exists():
-        entries = {e["name"]: e for e in json.loads(manifest_path.read_text())}
+    if args.only is not None:
+        for path in out.glob("MANIFEST*.json"):
+            entries.update({e["name"]: e for e in json.loads(path.read_text())})
 
     failures = []
     t0 = time.time()
@@ -1074,8 +1095,12 @@ def main(argv=None) -> int:
         print(f"ok   {fx.name:50s} {len(blob):7d} B  {time.time() - t:5.1f}s  {' '.join(ops)}", flush=True)
 
     order = {f.name: i for i, f in enumerate(FIXTURES)}
+    group_of = {f.name: f.group for f in FIXTURES}
     manifest = sorted(entries.values(), key=lambda e: (order.get(e["name"], len(order)), e["name"]))
-    manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")
+    for group in sorted(set(group_of.values())):
+        mine = [e for e in manifest if group_of.get(e["name"], "") == group]
+        if mine:
+            (out / manifest_name(group)).write_text(json.dumps(mine, indent=1) + "\n")
 
     known = {f"{f.name}.tflite" for f in FIXTURES}
     stale = sorted(p.name for p in out.glob("*.tflite") if p.name not in known)
