@@ -1,5 +1,5 @@
 """Compile-time benchmark: seconds and peak memory of `mcuforge compile` per MLPerf Tiny model and for
-a MobileNetV2 1.0 224x224 int8 model of about 4 MB (random weights, built with mcuforge.randmodel).
+a MobileNetV2 1.0 224x224 int8 model of about 4 MB (random weights, built with devtools.randmodel).
 
     python benchmarks/compile_time.py [--repeat N] [--json] [--save benchmarks/compile_time.json]
 
@@ -58,7 +58,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--save", type=Path, help="also write the JSON results to this file")
     args = ap.parse_args()
-    from mcuforge.randmodel import build, mobilenet_v2_spec
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # devtools/ lives in the checkout
+    from devtools.randmodel import build, mobilenet_v2_spec
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="mcuforge-compile-time-") as tmp:

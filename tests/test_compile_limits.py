@@ -1,5 +1,5 @@
 """Compiling a large model: a MobileNetV2 1.0 224x224 int8 model of about 4 MB (random weights, the
-real layer structure, built here with mcuforge.tflite_writer) compiles with `mcuforge compile`
+real layer structure, built here with devtools.tflite_writer) compiles with `mcuforge compile`
 within a bounded memory, its arena is the checked plan, and the generated C is bit-exact with TFLM.
 
 The compile time is a benchmark, not a test: python benchmarks/compile_time.py.
@@ -17,7 +17,7 @@ from mcuforge.planner.memory import check_plan
 
 from mcuforge.driver import compile_model
 from mcuforge.oracle import run_tflm
-from mcuforge.randmodel import MOBILENET_V2_BLOCKS, build, mobilenet_v2_spec
+from devtools.randmodel import MOBILENET_V2_BLOCKS, build, mobilenet_v2_spec
 from mcuforge.verify import random_inputs, verify_host
 
 # The compile in a child that reports its own peak resident set size (KiB) on its last stderr line:

@@ -2,7 +2,7 @@
 and MLPerf models, and one named regression test per crash the fuzzer found.
 
 Every command ends with exit 0 or one clean error line and exit 2; a compile that fails leaves
-its -o directory as it was. The mutants are built at test time (mcuforge/fuzz.py decodes a fixture
+its -o directory as it was. The mutants are built at test time (devtools/fuzz.py decodes a fixture
 to plain data, the test edits it, and encodes it back), so no binary fixture is needed."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from conftest import MLPERF_MODELS, MODELS, ROOT
 from mcuforge.frontend import read_tflite_bytes
 
 from mcuforge.cli import main
-from mcuforge.fuzz import (
+from devtools.fuzz import (
     MEMORY_LIMIT,
     Campaign,
     Result,

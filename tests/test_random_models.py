@@ -1,4 +1,4 @@
-"""Random valid int8 models (mcuforge.randmodel), compiled with the default targets, run as C on the
+"""Random valid int8 models (devtools.randmodel), compiled with the default targets, run as C on the
 host and compared byte for byte with the TFLite Micro interpreter; the writer and the shrinker;
 every kept failure (tests/fixtures/random/) replayed.
 
@@ -16,8 +16,8 @@ from conftest import FIXTURES
 from mcuforge.frontend.reader import read_tflite_bytes
 
 from mcuforge.oracle import run_tflm_inprocess
-from mcuforge.randmodel import build, check_models, random_spec, shrink
-from mcuforge.tflite_writer import ModelWriter
+from devtools.randmodel import build, check_models, random_spec, shrink
+from devtools.tflite_writer import ModelWriter
 
 CI_SEED, CI_COUNT = 0, 200
 SANITIZED_COUNT = 16

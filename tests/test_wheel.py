@@ -1,6 +1,7 @@
 """A real wheel (not only the editable install) carries everything and works from a fresh venv."""
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -17,6 +18,8 @@ from conftest import MLPERF_MODELS, ROOT
 @pytest.mark.slow
 def test_wheel_installs_and_runs(tmp_path):
     dist = tmp_path / "dist"
+    # setuptools builds in ROOT/build and keeps what an older tree put there: start clean
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist),
                     str(ROOT)], check=True, capture_output=True)
     (wheel,) = dist.glob("mcuforge-*.whl")
@@ -30,6 +33,8 @@ def test_wheel_installs_and_runs(tmp_path):
                    "mcuforge/firmware/runtime/harness.c", "mcuforge/firmware/runtime/CMakeLists.txt",
                    "mcuforge/boards/linker.ld.j2", "mcuforge/boards/toolchain-arm-none-eabi.cmake"]:
         assert needed in names, f"{needed} missing from {wheel.name}"
+    dev = [n for n in names if n.startswith("devtools/") or n.endswith(("/fuzz.py", "/randmodel.py", "/tflite_writer.py"))]
+    assert not dev, f"development tools in the wheel: {dev}"
     # The venv borrows numpy/tflite/tflite-micro from this environment (a plain path entry, so this
     # environment's editable-install hook is not loaded) and gets mcuforge only from the wheel.
     venv = tmp_path / "venv"

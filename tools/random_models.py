@@ -6,7 +6,7 @@ generated C on the host, compare byte for byte with TFLite Micro.
     python tools/random_models.py --seed 3 --count 1 --shrink         # reproduce, shrink and keep one
 
 Prints one line per failing model and a summary; with --shrink every failure is reduced
-(mcuforge.randmodel.shrink_failure) and written to tests/fixtures/random/ (or --keep DIR), which
+(devtools.randmodel.shrink_failure) and written to tests/fixtures/random/ (or --keep DIR), which
 tests/test_random_models.py replays. Exit code 0 when every model is bit-exact, 1 otherwise.
 """
 
@@ -19,9 +19,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from mcuforge.randmodel import build, check_models, random_spec, save_fixture, shrink_failure
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # devtools/ lives in the checkout, not in the installed package
+
+from devtools.randmodel import build, check_models, random_spec, save_fixture, shrink_failure  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ A model is described by a *spec*, plain JSON data:
              {"op": "binary", "kind": "add", "src": 1, "src2": 0}, ...]}
 
 Value 0 is the graph input, value k + 1 the output of op k; `src`/`src2`/`srcs` name values. `build`
-turns a spec into .tflite bytes with `mcuforge.tflite_writer`. It adapts every op to the shapes it
+turns a spec into .tflite bytes with `devtools.tflite_writer`. It adapts every op to the shapes it
 actually meets and skips an op it cannot apply (its value then stands for its first source), so
 every spec -- also one a shrinker has cut down -- gives a valid model.
 
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from mcuforge.oracle import run_tflm_models
-from mcuforge.tflite_writer import ModelWriter
+from devtools.tflite_writer import ModelWriter
 
 N_SAMPLES = 6
 MAX_ELEMS = 12288  # per tensor: keeps the numpy calibration, TFLM and the C fast
@@ -109,7 +109,7 @@ class GraphBuilder:
     """Applies spec ops one by one to a ModelWriter, with the float calibration alongside."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.w = ModelWriter("mcuforge.randmodel")
+        self.w = ModelWriter("mcuforge.randmodel")  # the description the kept fixtures carry
         self.rng = np.random.default_rng(spec.get("seed", 0))
         self.samples = int(spec.get("samples", N_SAMPLES))
         self.max_elems = int(spec.get("max_elems", MAX_ELEMS))

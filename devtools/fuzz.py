@@ -902,7 +902,7 @@ class Worker:
     def _start(self) -> subprocess.Popen:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "mcuforge.fuzz", "worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [sys.executable, "-m", "devtools.fuzz", "worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self.errlog, env=_child_env(), preexec_fn=_limit_memory(self.memory_limit))
         return self.proc
 
