@@ -118,6 +118,7 @@ class OpDef:
     fuses_activation: bool = False  # has a fused activation clamping its output as TFLite's do
     folds_as: str | None = None  # a standalone activation equal to this fused one in one quantization
     macs: Macs | None = None
+    tflm: str = ""  # the TFLM kernel it is bit-exact with (file / function), or why there is none
 
     def check(self, view: OpView) -> list[str]:
         """Every support problem of this call as user-facing sentences (empty when supported)."""

@@ -32,6 +32,9 @@ def render() -> str:
         lines.append("")
         lines.append(op.doc)
         lines.append("")
+        if op.tflm:
+            lines.append(f"Matches TFLM: {op.tflm}")
+            lines.append("")
         for chk in op.checks:
             lines.append(f"- {check_rule(chk)}")
         if op.legalize:

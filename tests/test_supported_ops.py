@@ -18,6 +18,7 @@ def test_required_ops_are_registered():
 def test_every_op_entry_is_complete():
     for op in all_ops():
         assert op.doc and op.infer and op.reference, op.name
+        assert op.tflm or not op.tflite, f"{op.name}: say which TFLM kernel it matches (OpDef.tflm)"
         for chk in op.checks:
             assert chk.__doc__ and check_rule(chk).endswith("."), f"{op.name}: {chk.__name__} needs a sentence docstring"
 

@@ -210,6 +210,10 @@ def lower_relu6(call) -> CKernel:
 
 TABLE = Portable(_portable.table_kernel, in_place=True)
 
+TFLM = {"relu": "activations.cc, ReluQuantized", "relu6": "activations.cc, Relu6Quantized",
+        "relu_n1_to_1": "none (TFLM has no RELU_N1_TO_1 kernel): TFLite's reference ReluX",
+        "leaky_relu": "leaky_relu.cc, QuantizeLeakyRelu", "hard_swish": "hard_swish.cc, reference_ops::HardSwish"}
+
 for _name, _doc, _ref, _parse, _extra, _portable_kernel, _folds_as in (
     ("relu", "max(x, 0), rescaled to the output quantization.", reference_relu, parse_plain, (), TABLE, "RELU"),
     ("relu6", "min(max(x, 0), 6), clamped in the input's quantized domain (as TFLM: no rescaling).",
@@ -224,6 +228,7 @@ for _name, _doc, _ref, _parse, _extra, _portable_kernel, _folds_as in (
 ):
     register(OpDef(
         name=_name,
+        tflm=TFLM[_name],
         kind=OpKind.ELEMWISE,
         doc=_doc,
         infer=infer,

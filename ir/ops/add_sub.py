@@ -132,6 +132,7 @@ CHECKS = (c.all_int8_activations, all_quantized_per_tensor, broadcastable, c.sup
 
 register(OpDef(
     name="add",
+    tflm="add.cc, reference_integer_ops::Add / BroadcastAdd6DSlow",
     kind=OpKind.BROADCAST,
     doc="Element-wise addition of two int8 tensors with broadcasting and a fused activation.",
     infer=infer,
@@ -144,6 +145,7 @@ register(OpDef(
 
 register(OpDef(
     name="sub",
+    tflm="sub.cc, SubElementwise / BroadcastQuantSubSlow",
     kind=OpKind.BROADCAST,
     doc="Element-wise subtraction of two int8 tensors with broadcasting and a fused activation.",
     infer=infer,

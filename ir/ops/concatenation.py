@@ -120,6 +120,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="concatenation",
+    tflm="concatenation.cc, reference_ops::Concatenation",
     kind=OpKind.INJECTIVE,
     doc="Concatenate up to 10 tensors along one axis (negative allowed); int8 inputs share the "
         "output's quantization.",

@@ -97,6 +97,7 @@ def macs(v: OpView) -> int:
 
 register(OpDef(
     name="conv_2d",
+    tflm="conv.cc, reference_integer_ops::ConvPerChannel",
     kind=OpKind.COMPLEX,
     doc="2-D convolution, NHWC input, OHWI weights, any stride, dilation and SAME/VALID padding.",
     infer=infer,

@@ -105,6 +105,7 @@ def macs(v: OpView) -> int:
 
 register(OpDef(
     name="depthwise_conv_2d",
+    tflm="depthwise_conv.cc, reference_integer_ops::DepthwiseConvPerChannel",
     kind=OpKind.COMPLEX,
     doc="Depthwise 2-D convolution, NHWC input, [1, KH, KW, IC*M] weights, any depth multiplier M, "
         "stride, dilation and SAME/VALID padding.",

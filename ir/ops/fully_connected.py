@@ -139,6 +139,7 @@ def macs(v: OpView) -> int:
 
 register(OpDef(
     name="fully_connected",
+    tflm="fully_connected.cc, reference_integer_ops::FullyConnected / FullyConnectedPerChannel",
     kind=OpKind.COMPLEX,
     doc="Fully connected layer: input rows [batches, depth] times int8 weights [units, depth], "
         "per-tensor or per-unit weight scales, optional bias, keep_num_dims.",

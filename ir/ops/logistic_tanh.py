@@ -91,6 +91,7 @@ for _name, _doc in (("logistic", "The sigmoid 1 / (1 + exp(-x)) on int8 (output 
                     ("tanh", "The hyperbolic tangent on int8 (output scale 1/128, zero point 0).")):
     register(OpDef(
         name=_name,
+        tflm=f"{_name}.cc, reference_integer_ops::{_name.capitalize()}",
         kind=OpKind.ELEMWISE,
         doc=_doc,
         infer=infer,

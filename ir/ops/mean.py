@@ -154,6 +154,7 @@ def hw_mean_as_average_pool(call, ctx):
 
 register(OpDef(
     name="mean",
+    tflm="reduce.cc, reference_ops::QuantizedMeanOrSum",
     kind=OpKind.REDUCTION,
     doc="Mean over constant axes (at most 2), with or without keep_dims; input and output "
         "quantization may differ.",

@@ -53,6 +53,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="mul",
+    tflm="mul.cc, reference_integer_ops::Mul / BroadcastMul6DSlow",
     kind=OpKind.BROADCAST,
     doc="Element-wise multiplication of two int8 tensors with broadcasting and a fused activation.",
     infer=infer,

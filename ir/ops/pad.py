@@ -150,6 +150,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="pad",
+    tflm="pad.cc, reference_ops::Pad",
     kind=OpKind.INJECTIVE,
     doc="Constant padding of a rank 1-5 tensor: PAD fills with the output zero point (real 0), "
         "PADV2 with its constant.",

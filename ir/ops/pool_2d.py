@@ -119,6 +119,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="average_pool_2d",
+    tflm="pooling.cc, reference_integer_ops::AveragePool",
     kind=OpKind.REDUCTION,
     doc="2-D average pooling, NHWC, any window, stride and SAME/VALID padding; padded elements are "
         "excluded from the average.",
@@ -132,6 +133,7 @@ register(OpDef(
 
 register(OpDef(
     name="max_pool_2d",
+    tflm="pooling.cc, reference_integer_ops::MaxPool",
     kind=OpKind.REDUCTION,
     doc="2-D max pooling, NHWC, any window, stride and SAME/VALID padding.",
     infer=infer,

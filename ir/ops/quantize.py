@@ -166,6 +166,7 @@ def infer_requantize(args, attrs):
 
 register(OpDef(
     name="quantize",
+    tflm="quantize.cc, AffineQuantize / Requantize",
     kind=OpKind.ELEMWISE,
     doc="Quantize float32 to int8/int16, or requantize between integer quantizations.",
     infer=infer_quantize,
@@ -178,6 +179,7 @@ register(OpDef(
 
 register(OpDef(
     name="requantize",
+    tflm="quantize.cc, Requantize",
     kind=OpKind.ELEMWISE,
     doc="int8 -> int8 rescale between two quantizations (what int8 QUANTIZE legalizes to).",
     infer=infer_requantize,
@@ -187,6 +189,7 @@ register(OpDef(
 
 register(OpDef(
     name="dequantize",
+    tflm="dequantize.cc, reference_ops::Dequantize",
     kind=OpKind.ELEMWISE,
     doc="Dequantize int8/int16 to float32: scale * (x - zero_point).",
     infer=infer_dequantize,

@@ -128,6 +128,7 @@ def squeeze_dims_valid(v: OpView) -> str | None:
 
 register(OpDef(
     name="reshape",
+    tflm="reshape.cc (a copy of the bytes)",
     kind=OpKind.INJECTIVE,
     doc="Reshape to a static shape (one -1 inferred); the data are copied unchanged.",
     infer=infer_reshape,
@@ -146,6 +147,7 @@ def squeeze_as_reshape(call, ctx):
 
 register(OpDef(
     name="squeeze",
+    tflm="squeeze.cc (a copy of the bytes)",
     kind=OpKind.INJECTIVE,
     doc="Remove size-1 axes (the listed ones, negative allowed, or all when none are listed).",
     infer=infer_squeeze,

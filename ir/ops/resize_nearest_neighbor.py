@@ -105,6 +105,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="resize_nearest_neighbor",
+    tflm="resize_nearest_neighbor.cc, reference_ops::ResizeNearestNeighbor",
     kind=OpKind.INJECTIVE,
     doc="Nearest-neighbour resize of an NHWC tensor to a constant height and width, with "
         "align_corners and half_pixel_centers.",

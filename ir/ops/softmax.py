@@ -141,6 +141,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="softmax",
+    tflm="softmax.cc, reference_ops::Softmax<int8_t, OutputT>",
     kind=OpKind.COMPLEX,
     doc="Softmax over the last axis with a beta factor; int8 input, int8 (or int16) output.",
     infer=infer,

@@ -165,6 +165,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="strided_slice",
+    tflm="strided_slice.cc, reference_ops::StridedSlice",
     kind=OpKind.INJECTIVE,
     doc="Strided slice of a rank 1-4 tensor with constant begin/end/strides (negative allowed) and "
         "begin, end and shrink-axis masks.",

@@ -65,6 +65,7 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="transpose",
+    tflm="transpose.cc, reference_ops::Transpose",
     kind=OpKind.INJECTIVE,
     doc="Permute the axes of a rank 1-5 tensor by a constant permutation.",
     infer=infer,

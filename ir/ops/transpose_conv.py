@@ -149,6 +149,7 @@ def macs(v: OpView) -> int:
 
 register(OpDef(
     name="transpose_conv",
+    tflm="transpose_conv.cc, reference_integer_ops::TransposeConv",
     kind=OpKind.COMPLEX,
     doc="Transposed 2-D convolution (deconvolution), NHWC input, [OC, KH, KW, IC] weights, constant "
         "output shape, any stride, SAME/VALID padding.",
