@@ -90,8 +90,8 @@ def _tflm_child(path: str, name: str) -> None:
 
 def tflm_result(path: Path, name: str, timeout: float = 600.0) -> dict:
     """{"runs": True, "outputs": [...]} or {"runs": False, "error": "..."}, from a child process.
-    (Not mcuforge.oracle.run_tflm: that sizes the arena with mcuforge's reader, which refuses some
-    of these models.)"""
+    Not mcuforge.oracle.run_tflm, whose error drops TFLM's own log: here the log names the cause (such
+    as a missing kernel) in the recorded error."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--tflm-child", str(path), name]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
