@@ -106,8 +106,7 @@ def c_value(v: Any) -> str:
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, (int, np.integer)):
-        v = int(v)
-        return "(-2147483647 - 1)" if v == -(2**31) else str(v)
+        return int_literal(int(v))
     if isinstance(v, str):
         return v
     if isinstance(v, Mapping):
@@ -134,15 +133,34 @@ def _templates_root() -> Path:
     return Path(str(files("mcuforge.codegen") / "templates"))
 
 
+def f32_literal(v: float) -> str:
+    """A float32 value as a C constant expression with exactly its bits: the shortest decimal for a
+    finite value; the compiler's builtins for infinities and NaNs (sign and payload kept)."""
+    bits = int(np.float32(v).view(np.uint32))
+    sign = "-" if bits >> 31 else ""
+    if np.isfinite(np.float32(v)):
+        return f"{float(np.float32(v))!r}f"
+    if bits & 0x7FFFFF == 0:
+        return f"({sign}__builtin_inff())"
+    nan = "__builtin_nanf" if bits & 0x400000 else "__builtin_nansf"
+    return f'({sign}{nan}("{bits & 0x3FFFFF}"))'
+
+
+def int_literal(v: int) -> str:
+    """An integer as a C constant of its value (the most negative int32/int64 is not a literal)."""
+    if v == -(2**31):
+        return "(-2147483647 - 1)"
+    if v == -(2**63):
+        return "(-9223372036854775807LL - 1)"
+    return str(v)
+
+
 def _c_array(data: np.ndarray) -> str:
     flat = np.asarray(data).reshape(-1)
     if flat.dtype == np.float32:
-        items = [f"{float(v)!r}f" if np.isfinite(v) else "0.0f" for v in flat]
+        items = [f32_literal(v) for v in flat]
     else:
-        items = [str(int(v)) for v in flat]
-        if flat.dtype in (np.int32, np.int64):
-            items = [f"({v})" if int(v) == -(2**31) else v for v in items]
-            items = ["(-2147483647 - 1)" if v == "(-2147483648)" else v for v in items]
+        items = [int_literal(int(v)) for v in flat]
     width = 16 if flat.dtype == np.int8 else 8
     return "\n".join("    " + ", ".join(items[i:i + width]) + "," for i in range(0, len(items), width)) or "    0,"
 

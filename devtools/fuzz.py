@@ -44,7 +44,6 @@ from typing import Any, Callable, Iterable
 import flatbuffers
 import numpy as np
 import tflite
-
 from mcuforge.frontend.reader import builtin_code_field
 
 # --------------------------------------------------------------------------------------------

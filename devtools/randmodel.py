@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from mcuforge.oracle import run_tflm_models
 from devtools.tflite_writer import ModelWriter
+from mcuforge.oracle import run_tflm_models
 
 N_SAMPLES = 6
 MAX_ELEMS = 12288  # per tensor: keeps the numpy calibration, TFLM and the C fast
@@ -673,6 +673,7 @@ def kernel_objects(compiled: list[Any], work: Path, extra_flags: tuple[str, ...]
     import subprocess
 
     from mcuforge.codegen.emit import kernel_files
+
     from mcuforge.host import CFLAGS, HostBuildError
 
     sources: dict[str, Path] = {}
@@ -744,6 +745,7 @@ def run_host_batch(compiled: list[Any], input_sets: list[list[list[np.ndarray]]]
     from importlib.resources import files
 
     from mcuforge.codegen.emit import emit
+
     from mcuforge.errors import McuforgeError
     from mcuforge.host import CFLAGS, HostBuildError
 

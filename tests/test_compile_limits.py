@@ -15,9 +15,9 @@ import pytest
 from mcuforge.frontend.reader import read_tflite_bytes
 from mcuforge.planner.memory import check_plan
 
+from devtools.randmodel import MOBILENET_V2_BLOCKS, build, mobilenet_v2_spec
 from mcuforge.driver import compile_model
 from mcuforge.oracle import run_tflm
-from devtools.randmodel import MOBILENET_V2_BLOCKS, build, mobilenet_v2_spec
 from mcuforge.verify import random_inputs, verify_host
 
 # The compile in a child that reports its own peak resident set size (KiB) on its last stderr line:

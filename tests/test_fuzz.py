@@ -14,7 +14,6 @@ import pytest
 from conftest import MLPERF_MODELS, MODELS, ROOT
 from mcuforge.frontend import read_tflite_bytes
 
-from mcuforge.cli import main
 from devtools.fuzz import (
     MEMORY_LIMIT,
     Campaign,
@@ -28,6 +27,7 @@ from devtools.fuzz import (
     run_subprocess,
     source_models,
 )
+from mcuforge.cli import main
 from mcuforge.inspection import inspect_graph
 
 COMMANDS = ("inspect", "plan", "compile")

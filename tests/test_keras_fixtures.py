@@ -9,7 +9,6 @@ import hashlib
 import json
 
 import pytest
-
 from conftest import FIXTURES
 from mcuforge.frontend.reader import read_tflite
 

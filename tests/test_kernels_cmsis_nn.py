@@ -259,6 +259,13 @@ def binary(rng, op, shape, act="NONE", same_input=False, out_s=None) -> Call:
     return _call(op, [a, b], {"activation": act}, q(out_s, rng.integers(-20, 21)))
 
 
+def max_min(rng, op, shape_a, shape_b) -> Call:
+    """MAXIMUM / MINIMUM (raw values: the quantization only has to be the same)."""
+    qa = q(rng.uniform(0.01, 0.1), rng.integers(-128, 128))
+    a, b = Var("a", TensorType(shape_a, "int8", qa)), Var("b", TensorType(shape_b, "int8", qa))
+    return _call(op, [a, b], {}, qa)
+
+
 def softmax(rng, shape, beta=1.0, scale=0.1) -> Call:
     x = Var("x", TensorType(shape, "int8", q(scale, rng.integers(-30, 31))))
     return _call("softmax", [x], {"beta": beta, "out_dtype": "int8"}, q(1.0 / 256, -128), "int8")
@@ -337,6 +344,11 @@ CASES = {
     "dw3x3_c4_mult2_no_proof": lambda r: extreme(dwconv(r, (5, 5), 2, 2, (3, 3)), {3: 2**30}, (), 2e-5),
     "fc_1x16x9_zero_rows": lambda r: extreme(fc(r, 1, 16, 9, per_channel=True), {4: 2**30}, (4,)),
     "fc_2x20x6_no_proof": lambda r: extreme(fc(r, 2, 20, 6), {5: -(2**30)}, (), 1e-4),
+    # maximum / minimum: odd lengths (the vector tails), a scalar on either side
+    "maximum_1x37": lambda r: max_min(r, "maximum", (1, 37), (1, 37)),
+    "minimum_1x4x4x8": lambda r: max_min(r, "minimum", (1, 4, 4, 8), (1, 4, 4, 8)),
+    "maximum_scalar_second_1x5x7": lambda r: max_min(r, "maximum", (1, 5, 7), (1,)),
+    "minimum_scalar_first_3x11": lambda r: max_min(r, "minimum", (1, 1), (3, 11)),
     # softmax
     "softmax_1x10": lambda r: softmax(r, (1, 10)),
     "softmax_3x4x7_beta0p5": lambda r: softmax(r, (3, 4, 7), beta=0.5),
@@ -399,13 +411,16 @@ SIGNATURES = {
     "mcu_cmsis_add_s8": ("mcu_cmsis_add_params", ("table", "rq"), None),
     "mcu_cmsis_mul_s8": ("mcu_cmsis_mul_params", (), None),
     "mcu_cmsis_softmax_s8": ("mcu_cmsis_softmax_params", (), None),
+    "mcu_cmsis_maximum_s8": ("mcu_cmsis_max_min_params", (), None),
+    "mcu_cmsis_minimum_s8": ("mcu_cmsis_max_min_params", (), None),
 }
+BINARY = ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8", "mcu_cmsis_maximum_s8", "mcu_cmsis_minimum_s8")
 PARAM_ALIASES = {"channels": "in_c"}  # struct field -> KernelCall parameter
 
 
 def struct_fields() -> dict[str, list[str]]:
-    """Field names of every parameter struct, read from the kernels' header (all int32_t)."""
-    text = (KERNELS / "mcu_kernels_cmsis_nn.h").read_text()
+    """Field names of every parameter struct, read from the kernels' headers (all int32_t)."""
+    text = "\n".join(h.read_text() for h in sorted(KERNELS.glob("*.h")))
     out = {}
     for body, name in re.findall(r"typedef struct \{(.*?)\}\s*(\w+);", text, re.DOTALL):
         decls = re.findall(r"int32_t ([^;]+);", body)
@@ -471,7 +486,7 @@ def harness_source(io: str = HOST_IO) -> str:
     write_output (stdin/stdout on the host, linked-in records and semihosting on QEMU)."""
     cases = []
     for sym, (st, roles, scratch) in SIGNATURES.items():
-        n_in = 2 if sym in ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8") else 1
+        n_in = 2 if sym in BINARY else 1
         args = [f"(const int8_t *)b[{i}]" for i in range(n_in)]
         casts = {"weights": "const int8_t *", "bias": "const int32_t *", "multiplier": "const int32_t *",
                  "shift": "const int32_t *", "table": "const int32_t *"}
@@ -490,6 +505,7 @@ def harness_source(io: str = HOST_IO) -> str:
 #include <stdint.h>
 #include <string.h>
 #include "mcu_kernels_cmsis_nn.h"
+#include "mcu_cmsis_max_min_s8.h"
 """ + io + r"""
 #define GUARD 64u
 
@@ -571,7 +587,7 @@ def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
     st, roles, _ = SIGNATURES[kc.function]
     fields = struct_fields()[st]
     params = np.array([int(kc.params[PARAM_ALIASES.get(f, f)]) for f in fields], dtype="<i4")
-    n_act = 2 if kc.function in ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8") else 1  # the op's activation operands
+    n_act = 2 if kc.function in BINARY else 1  # the op's activation operands
     op_args = [kc.constants[f"arg{i}"] if slot is None else inputs[slot] for i, slot in enumerate(kc.arg_map[:n_act])]
     blobs = [np.ascontiguousarray(x).tobytes() for x in op_args]
     # rq is optional (the planner omits it without a proof): an empty blob passes NULL
@@ -597,16 +613,20 @@ def run_harness(exe: Path, records: list[bytes]) -> bytes:
     return proc.stdout
 
 
-def test_every_kernel_symbol_has_a_signature_and_a_template():
-    symbols = {p.stem for p in KERNELS.glob("*.c")}
-    assert symbols == set(SIGNATURES)
+def test_every_kernel_has_a_signature_and_a_template():
+    """Each kernel function the cases reach has a harness signature; each composite whose call is not
+    the generic one has its template."""
+    calls = [case_data(n)[2] for n in CASES]
+    assert {kc.function for kc in calls} == set(SIGNATURES)
     templates = Path(str(files("mcuforge.codegen") / "templates" / "cmsis_nn"))
-    assert {f"{name}.c.j2" for name in cmsis_nn.COMPOSITES} <= {p.name for p in templates.iterdir()}
+    own = {kc.template for kc in calls if not kc.struct}
+    assert own <= {p.name for p in templates.iterdir()} and all(kc.template == "call.c.j2" for kc in calls if kc.struct)
     assert {SIGNATURES[s][0] for s in SIGNATURES} <= set(struct_fields())
 
 
 def test_case_list_reaches_every_kernel():
-    assert {case_data(n)[2].function for n in CASES} == set(SIGNATURES)
+    assert {case_data(n)[2].source for n in CASES} == {p.stem for p in KERNELS.glob("*.c")}
+    assert {case_data(n)[2].info.composite for n in CASES} == set(cmsis_nn.COMPOSITES)
 
 
 def case_sets(name: str):

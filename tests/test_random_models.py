@@ -15,9 +15,9 @@ import pytest
 from conftest import FIXTURES
 from mcuforge.frontend.reader import read_tflite_bytes
 
-from mcuforge.oracle import run_tflm_inprocess
 from devtools.randmodel import build, check_models, random_spec, shrink
 from devtools.tflite_writer import ModelWriter
+from mcuforge.oracle import run_tflm_inprocess
 
 CI_SEED, CI_COUNT = 0, 200
 SANITIZED_COUNT = 16

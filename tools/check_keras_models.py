@@ -110,8 +110,9 @@ def tflm_result(path: Path, name: str, timeout: float = 600.0) -> dict:
 def mcuforge_blockers(path: Path) -> list[str]:
     """What `mcuforge inspect` refuses: 'OP: reason' per distinct refused operator, or one
     'read: ...' / 'import: ...' line when the reader or the importer refuses the whole model."""
-    from mcuforge.errors import McuforgeError
     from mcuforge.frontend.reader import read_tflite
+
+    from mcuforge.errors import McuforgeError
     from mcuforge.inspection import inspect_graph
 
     try:
@@ -145,6 +146,7 @@ def file_problems(path: Path, entry: dict) -> list[str]:
 def markdown_table(d: Path, manifest: list[dict]) -> str:
     """The README's table of the models, from the manifest (and mcuforge's activation lower bound)."""
     from mcuforge.frontend.reader import read_tflite
+
     from mcuforge.inspection import live_lower_bound
 
     rows = ["| model | KB | I/O | activations >= KB | operators | TFLM | mcuforge refuses |",

@@ -7,7 +7,9 @@ exactly what the kernel computes from those parameters and constants (so a wrong
 fails `verify --on reference` before any C runs; the C kernels' plain, DSP and Helium paths must
 match the models bit for bit). `requant.py` is the prover of the DSP paths' fast requantization;
 `common.py` the pieces the composites share. Adding a composite is adding a module here, its C
-kernel (firmware/kernels/cmsis_nn/) and its template (codegen/templates/cmsis_nn/<name>.c.j2).
+kernel (firmware/kernels/cmsis_nn/<source>.c and, for its declarations, <source>.h) and, unless its
+call fits the generic template (a parameter struct: `Lowered.struct`), its template
+(codegen/templates/cmsis_nn/<name>.c.j2).
 
 Precomputed, in short: per-channel multipliers and shifts (TFLM's derivation); for convolutions and
 fully connected layers, biases folded with the input zero point; weights in their natural layouts
@@ -58,9 +60,11 @@ def lower(fn: Function) -> KernelCall:
     info = OpInfo(call.op, get_op(call.op).kind, call.attrs, call.sources, NAME, composite)
     low = COMPOSITES[composite].lower(call)
     scratch = low.scratch.bytes if low.scratch else 0
-    return KernelCall(low.function, low.function, f"{composite}.c.j2", tuple(p.type for p in fn.params), call.type,
-                      low.params, low.constants, scratch, info, low.model, in_place=low.in_place,
-                      arg_map=portable.arg_map(fn), scratch_check=low.scratch.expr if low.scratch else "")
+    template = portable.GENERIC_TEMPLATE if low.struct else f"{composite}.c.j2"
+    return KernelCall(low.function, low.source or low.function, template, tuple(p.type for p in fn.params),
+                      call.type, low.params, low.constants, scratch, info, low.model, in_place=low.in_place,
+                      arg_map=portable.arg_map(fn), scratch_check=low.scratch.expr if low.scratch else "",
+                      struct=low.struct, op_args=low.op_args)
 
 
 TARGET = register_target(Target(

@@ -24,7 +24,11 @@ GEOMETRY = ("in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "k_h", "k_w", "st
 
 @dataclass(frozen=True)
 class Lowered:
-    """What a composite's lowering decides: the kernel variant and everything it reads."""
+    """What a composite's lowering decides: the kernel variant and everything it reads.
+
+    A kernel with a parameter `struct` is rendered by the generic call template (call.c.j2:
+    function(&params, <op arguments>, <constants>, [scratch], output)) and needs no template of its
+    own; the others by the composite's template, `<name>.c.j2`."""
 
     function: str
     params: dict[str, Any]
@@ -32,6 +36,9 @@ class Lowered:
     model: Callable[[list[np.ndarray], KernelCall], np.ndarray]
     scratch: KernelSize | None = None  # from the kernel header (scratch_size)
     in_place: bool = False
+    source: str = ""  # the kernel's file stem, when it is not the function's name
+    struct: str = ""  # the parameter struct of a generic call
+    op_args: int | None = None
 
 
 @dataclass(frozen=True)
