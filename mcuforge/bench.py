@@ -1,8 +1,10 @@
 """`mcuforge bench`: the performance figures of one model on one board, measured on the device.
 
 Instructions (QEMU, -icount: deterministic) or cycles (a board) per inference, per layer with op
-info and MACs; flash split into code / weights / other; RAM split into arena / other static /
-measured stack high-water; compile time. Performance lives here, not in timed tests.
+info and MACs; on QEMU boards also estimated cycles per layer and in total (`cycles_estimate`:
+the executed instruction stream weighted by the core's timing model, mcuforge.cycles); flash split
+into code / weights / other; RAM split into arena / other static / measured stack high-water;
+compile time. Performance lives here, not in timed tests.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def section_sizes(elf: Path) -> dict[str, int]:
 
 
 def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: str | None = None,
-          opt: str = "-O2", progress=lambda m: None) -> dict[str, Any]:
+          opt: str = "-O2", progress=lambda m: None, cycles: bool = False) -> dict[str, Any]:
+    """cycles: estimate cycles from QEMU's execution log (QEMU boards; ignored on real boards)."""
     from mcuforge.boards import load_board
     from mcuforge.codegen.emit import emit
     from mcuforge.device import build_generated, connect, run_sets
@@ -52,13 +55,20 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
         progress(f"building for {board.name}")
         fw = build_generated(out, board, opt=opt)
         sections = section_sizes(fw.elf)
-        progress(f"running on {board.name}")
+        tracer = None
+        if cycles and board.is_qemu:
+            from mcuforge.cycles import CycleTracer
+
+            tracer = CycleTracer(fw.elf, board, len(prog.bindings))
+        progress(f"running on {board.name}" + (" (tracing the instruction stream)" if tracer else ""))
         zeros = [np.zeros(p.type.shape, dtype=p.type.np_dtype) for p in compiled.imported.main.params]
-        with connect(board, fw.elf, port) as link:
+        with connect(board, fw.elf, port, exec_log=tracer.consume if tracer else None) as link:
             run = run_sets(link, [zeros, zeros], [prog.buffers[o].type for o in prog.outputs])
+        estimate = tracer.estimate() if tracer else None
     code = sections.get(".text", 0) + sections.get(".vectors", 0)
     layers = []
-    for step, (b, n) in enumerate(zip(prog.bindings, run.layer_counts)):
+    est_layers = estimate["layers"] if estimate else [None] * len(prog.bindings)
+    for step, (b, n, est) in enumerate(zip(prog.bindings, run.layer_counts, est_layers)):
         kc = b.kernel
         macs = layer_macs(compiled.module.functions[b.fn].body)
         layers.append({
@@ -66,6 +76,8 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
             "op": kc.info.op, "target": kc.info.target, "kernel": None if kc.view else kc.function,
             "input_shapes": [list(t.shape) for t in kc.inputs], "output_shape": list(kc.output.shape),
             "macs": macs, run.unit: n, f"{run.unit}_per_mac": round(n / macs, 3) if macs else None,
+            **({"cycles_estimate": est["cycles"], "cycles_estimate_per_mac": round(est["cycles"] / macs, 3)
+                if macs else None} if est else {}),
         })
     arena = compiled.arena.arena_bytes
     return {
@@ -76,6 +88,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
         "ram": {"arena": arena, "static": fw.ram_bytes - arena, "stack": run.stack_bytes,
                 "total": fw.ram_bytes + run.stack_bytes},
         "compile_seconds": round(compile_seconds, 3),
+        "cycles_estimate": estimate,
         "layers": layers,
     }
 
@@ -88,13 +101,22 @@ def bench_text(r: dict[str, Any]) -> str:
              f"flash: {f['total']:,} B = code {f['code']:,} + weights {f['weights']:,} + other {f['other']:,}",
              f"RAM:   {m['total']:,} B = arena {m['arena']:,} + other static {m['static']:,} + stack high-water "
              f"{m['stack']:,}",
-             f"compile: {r['compile_seconds']:.2f} s", "",
-             f"{'#':>3}  {'TFLite op':<28} {'kernel':<34} {'MACs':>10} {u:>12} {'per MAC':>8}"]
+             f"compile: {r['compile_seconds']:.2f} s"]
+    est = r.get("cycles_estimate")
+    if est:
+        lines += [f"estimated cycles: {est['cycles']:,} ({est['cycles_low']:,}..{est['cycles_high']:,}) for "
+                  f"{est['instructions']:,} instructions, CPI {est['cpi']}", *(f"  {a}" for a in est["assumptions"])]
+    cyc = f" {'est. cycles':>12} {'cyc/MAC':>8}" if est else ""
+    lines += ["", f"{'#':>3}  {'TFLite op':<28} {'kernel':<34} {'MACs':>10} {u:>12} {'per MAC':>8}{cyc}"]
     for L in r["layers"]:
         src = ", ".join(f"#{t['index']} {t['op']}" for t in L["tflite"])
         per = L[f"{u}_per_mac"]
-        lines.append(f"{L['step']:>3}  {src:<28} {str(L['kernel'] or 'view'):<34} {L['macs']:>10,} {L[u]:>12,} "
-                     f"{per if per is not None else '':>8}")
+        row = (f"{L['step']:>3}  {src:<28} {str(L['kernel'] or 'view'):<34} {L['macs']:>10,} {L[u]:>12,} "
+               f"{per if per is not None else '':>8}")
+        if est:
+            cpm = L["cycles_estimate_per_mac"]
+            row += f" {L['cycles_estimate']:>12,} {cpm if cpm is not None else '':>8}"
+        lines.append(row)
     return "\n".join(lines)
 
 

@@ -264,7 +264,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     if args.picture and not args.picture.endswith(".svg"):
         raise McuforgeError(f"--picture {args.picture}: use a .svg file name")
-    r = bench(args.model, args.board, tuple(args.targets.split(",")), args.port, args.opt, progress)
+    r = bench(args.model, args.board, tuple(args.targets.split(",")), args.port, args.opt, progress,
+              cycles=args.cycles)
     print(json.dumps(r, indent=2) if args.json else bench_text(r))
     if args.picture:
         Path(args.picture).write_text(bars_svg(r))
@@ -350,6 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--picture", metavar="FILE.svg", help="per-layer bar chart")
+    s.add_argument("--cycles", action="store_true",
+                   help="QEMU boards: also estimate cycles from the executed instruction stream (about 2-3x slower)")
     s.set_defaults(func=_cmd_bench)
 
     s = sub.add_parser("plan", help="schedule, arena offsets and lifetimes, lower bound, picture")

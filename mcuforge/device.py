@@ -134,15 +134,17 @@ def _model_name(src_dir: Path) -> str:
 
 
 @contextlib.contextmanager
-def connect(board: Board, elf: Path | None = None, port: str | None = None, timeout: float = 60.0) -> Iterator[Link]:
+def connect(board: Board, elf: Path | None = None, port: str | None = None, timeout: float = 60.0,
+            exec_log=None) -> Iterator[Link]:
     """A Link to firmware running on `board`: QEMU started (and always reaped) for QEMU boards;
-    the serial device `port` for real boards (flash it first with `mcuforge flash`)."""
+    the serial device `port` for real boards (flash it first with `mcuforge flash`).
+    exec_log: QEMU only, a consumer of QEMU's execution log (mcuforge.qemu.start_qemu)."""
     if board.is_qemu:
         from mcuforge.qemu import start_qemu
 
         if elf is None:
             raise McuforgeError("no firmware to run on QEMU")
-        with start_qemu(board, elf, timeout=timeout) as session:
+        with start_qemu(board, elf, timeout=timeout, exec_log=exec_log) as session:
             try:
                 yield session.link
             finally:

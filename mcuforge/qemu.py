@@ -12,6 +12,10 @@ QEMU runs with -icount shift=0 (virtual time counts instructions: 1 instruction 
 firmware's timer reads instruction counts), semihosting (the firmware ends QEMU with an exit code),
 and UART0 on a TCP server that waits for our connection before the guest starts, so no byte is lost.
 The process is always reaped: on leaving the `with` block, on errors, and when the firmware ends.
+
+exec_log: a function given QEMU's `-d in_asm,exec,nochain` log as a text stream while QEMU runs
+(a named pipe read in a thread: nothing is written to disk), for mcuforge.cycles. A consumer that
+fails is recorded (`session.exec_log_error`) and the rest of the log is drained, so QEMU never blocks.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 import serial
 
@@ -60,13 +66,19 @@ def free_port() -> int:
 class QemuSession:
     """A running QEMU with the firmware, and the Link to it. Use as a context manager."""
 
-    def __init__(self, board: Board, elf: Path, process: subprocess.Popen, port: int, log_path: Path):
+    def __init__(self, board: Board, elf: Path, process: subprocess.Popen, port: int, log_path: Path,
+                 exec_log: _ExecLog | None = None):
         self.board = board
         self.elf = elf
         self.process = process
         self.port = port
         self.log_path = log_path
         self.link: Link | None = None
+        self.exec_log = exec_log
+
+    @property
+    def exec_log_error(self) -> BaseException | None:
+        return self.exec_log.error if self.exec_log else None
 
     @property
     def returncode(self) -> int | None:
@@ -124,6 +136,8 @@ class QemuSession:
             self.log_path.unlink()
         except OSError:
             pass
+        if self.exec_log is not None:
+            self.exec_log.finish()
         return self.process.returncode
 
     def _quitting(self) -> bool:
@@ -137,8 +151,10 @@ class QemuSession:
 
 
 def start_qemu(board: Board, elf: str | os.PathLike, *, timeout: float = 10.0, connect_timeout: float = 10.0,
-               extra_args: Sequence[str] = ()) -> QemuSession:
-    """Start QEMU for `board` with `elf` and connect a Link (session.link) with answer timeout `timeout`."""
+               extra_args: Sequence[str] = (), exec_log: Callable[[TextIO], None] | None = None) -> QemuSession:
+    """Start QEMU for `board` with `elf` and connect a Link (session.link) with answer timeout `timeout`.
+
+    exec_log: called in a thread with QEMU's execution log as a text stream (see the module doc)."""
     elf_path = Path(elf).resolve()
     if not elf_path.is_file():
         raise QemuError(f"firmware {elf_path} does not exist")
@@ -147,7 +163,7 @@ def start_qemu(board: Board, elf: str | os.PathLike, *, timeout: float = 10.0, c
         raise QemuError(f"{QEMU} not found on PATH (apt-get install qemu-system-arm)")
     last_problem = ""
     for _attempt in range(3):  # a port taken between free_port() and QEMU's bind: try another
-        session = _spawn(board, elf_path, free_port(), extra_args)
+        session = _spawn(board, elf_path, free_port(), extra_args, exec_log)
         try:
             session.link = _connect(session, timeout, connect_timeout)
             return session
@@ -164,14 +180,56 @@ class _PortTaken(Exception):
     pass
 
 
-def _spawn(board: Board, elf: Path, port: int, extra_args: Sequence[str]) -> QemuSession:
+def _spawn(board: Board, elf: Path, port: int, extra_args: Sequence[str],
+           consumer: Callable[[TextIO], None] | None = None) -> QemuSession:
     fd, log_name = tempfile.mkstemp(prefix="mcuforge-qemu-", suffix=".log")
+    exec_log = _ExecLog(consumer) if consumer is not None else None
+    args = [*extra_args, *exec_log.qemu_args()] if exec_log else extra_args
     try:
-        process = subprocess.Popen(qemu_command(board, elf, port, extra_args), stdin=subprocess.DEVNULL,
+        process = subprocess.Popen(qemu_command(board, elf, port, args), stdin=subprocess.DEVNULL,
                                    stdout=fd, stderr=subprocess.STDOUT, start_new_session=True)
+    except BaseException:
+        if exec_log:
+            exec_log.finish()
+        raise
     finally:
         os.close(fd)
-    return QemuSession(board, elf, process, port, Path(log_name))
+    return QemuSession(board, elf, process, port, Path(log_name), exec_log)
+
+
+class _ExecLog:
+    """QEMU's -d log through a named pipe into `consumer`, read by a thread started before QEMU."""
+
+    def __init__(self, consumer: Callable[[TextIO], None]):
+        self.consumer = consumer
+        self.error: BaseException | None = None
+        self.dir = Path(tempfile.mkdtemp(prefix="mcuforge-exec-"))
+        self.fifo = self.dir / "exec.log"
+        os.mkfifo(self.fifo)
+        self.thread = threading.Thread(target=self._read, name="qemu-exec-log", daemon=True)
+        self.thread.start()
+
+    def qemu_args(self) -> list[str]:
+        return ["-d", "in_asm,exec,nochain", "-D", str(self.fifo)]
+
+    def _read(self) -> None:
+        with open(self.fifo, encoding="ascii", errors="replace") as stream:
+            try:
+                self.consumer(stream)
+            except BaseException as exc:  # noqa: BLE001 - reported by finish(); QEMU must not block on the pipe
+                self.error = exc
+            for _ in stream:
+                pass
+
+    def finish(self) -> None:
+        """After QEMU has ended: let the reader reach the end of the log, then remove the pipe."""
+        while self.thread.is_alive():
+            try:  # if QEMU never opened the pipe, the reader waits in open(): a writer that leaves ends it
+                os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+            self.thread.join(0.2)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _connect(session: QemuSession, timeout: float, connect_timeout: float) -> Link:

@@ -1,6 +1,6 @@
 """End to end on QEMU: .tflite -> C -> arm-none-eabi-gcc firmware -> QEMU -> outputs over the serial
 link, byte for byte equal to TFLite Micro. All four MLPerf Tiny models on mps2-an386 (Cortex-M4),
-and one model on each of the other QEMU boards."""
+and one model on each of the other QEMU boards (two on the Cortex-M33)."""
 
 import os
 import shutil
@@ -20,7 +20,8 @@ pytestmark = [
 ]
 
 CASES = [("kws", "mps2-an386"), ("vww", "mps2-an386"), ("ic", "mps2-an386"), ("ad", "mps2-an386"),
-         ("kws", "mps2-an385"), ("ic", "mps2-an500"), ("kws", "mps3-an547")]
+         ("kws", "mps2-an385"), ("ic", "mps2-an500"), ("kws", "mps3-an547"), ("kws", "mps2-an505"),
+         ("ad", "mps2-an505")]
 
 
 @pytest.mark.parametrize("model, board", CASES, ids=[f"{m}-{b}" for m, b in CASES])
@@ -61,7 +62,8 @@ def test_bench_reports_every_figure(cli, tmp_path):
     """The benchmark command on one model, so it cannot rot (figures are reported, not asserted)."""
     import json
 
-    proc = cli("bench", MLPERF_MODELS["ad"], "--board", "mps2-an386", "--json", "--picture", tmp_path / "ad.svg")
+    proc = cli("bench", MLPERF_MODELS["ad"], "--board", "mps2-an386", "--json", "--picture", tmp_path / "ad.svg",
+               "--cycles")
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout)
     assert r["unit"] == "instructions" and r["instructions"] > 0 and r["deterministic"]
@@ -71,6 +73,10 @@ def test_bench_reports_every_figure(cli, tmp_path):
     assert sum(L["instructions"] for L in r["layers"]) <= r["instructions"]
     assert r["layers"][0]["macs"] == 640 * 128
     assert (tmp_path / "ad.svg").read_text().count("<rect") == 11
+    est = r["cycles_estimate"]
+    assert est["core"] == "Cortex-M4" and len(est["layers"]) == 10 and est["runs"] == 2 and est["runs_equal"]
+    assert est["cycles_low"] <= est["cycles"] <= est["cycles_high"] and "zero wait states" in est["assumptions"][0]
+    assert [L["cycles_estimate"] for L in r["layers"]] == [L["cycles"] for L in est["layers"]]
 
 
 def test_run_command_prints_outputs_and_report(cli, tmp_path):

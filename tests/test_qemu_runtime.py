@@ -42,7 +42,7 @@ from mcuforge.serial_link import (
     encode_frame,
 )
 
-QEMU_BOARDS = ["mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547"]
+QEMU_BOARDS = ["mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"]
 SIZES = (37, 5)
 BURN = 2 * 50000  # instructions layer 1 burns per "burn" unit (ECHO_BURN_ITERATIONS = 50000)
 
@@ -64,6 +64,7 @@ QEMU_MAPS = {
     "mps2-an385": (0x00000000, 0x400000, 0x20000000, 0x400000, 0x40004000, 25_000_000),
     "mps2-an386": (0x00000000, 0x400000, 0x20000000, 0x400000, 0x40004000, 25_000_000),
     "mps2-an500": (0x00000000, 0x400000, 0x20000000, 0x400000, 0x40004000, 25_000_000),
+    "mps2-an505": (0x10000000, 0x400000, 0x38000000, 0x400000, 0x40200000, 20_000_000),
     "mps3-an547": (0x00000000, 0x80000, 0x20000000, 0x80000, 0x49303000, 32_000_000),
 }
 
@@ -80,7 +81,10 @@ def test_board_table():
         assert b.is_qemu and b.qemu_machine == name and b.exit == "semihosting" and b.timer.unit == "instructions"
     assert boards["mps2-an385"].timer.units_per_tick == 40
     assert boards["mps3-an547"].timer.units_per_tick == Fraction(125, 4)
+    assert boards["mps2-an505"].timer.units_per_tick == 50
     assert boards["mps3-an547"].mve == "float" and boards["mps2-an386"].dsp and not boards["mps2-an385"].dsp
+    assert boards["mps2-an505"].cpu_flags() == ("-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard",
+                                                "-mfpu=fpv5-sp-d16") and boards["mps2-an505"].dsp
     for name, target in [("nucleo-f746zg", "stm32f746zgtx"), ("nucleo-l4r5zi", "stm32l4r5zitx")]:
         b = boards[name]
         assert (b.run_method, b.pyocd_target, b.timer.type, b.timer.unit, b.exit) == ("pyocd", target, "dwt",
