@@ -191,6 +191,7 @@ class Link:
         self.skipped_bytes = 0     # garbage seen before frames, for diagnostics
         self.retried = 0           # requests sent again after a line fault, for diagnostics
         self.boots_seen = 0        # BOOT frames seen
+        self.timeouts = 0          # answers waited for in vain (a timeout ran out), for diagnostics
         self.quit_sent = False
         self._answered = False     # an answer came from the running firmware: a BOOT now means a reset
         self._after_timeout = False
@@ -345,6 +346,7 @@ class Link:
                 got, status, payload = self.receive_frame(max(0.0, deadline - time.monotonic()))
             except LinkTimeout:
                 self._after_timeout = True  # the next request first waits for a quiet line
+                self.timeouts += 1
                 raise
             if got == RESPONSE and status == STATUS_BOOT:
                 self.boots_seen += 1

@@ -74,13 +74,14 @@ def test_fuzz_mutants_end_cleanly(tmp_path):
     """Seeded mutants through inspect, plan and compile in a memory-limited worker (the CLI's
     main() in-process), every 40th rechecked through `python -m mcuforge`; a mutant that compiles
     must also be bit-exact with TFLite Micro (`verify --on reference`) or be refused by it.
-    Bounded by count and time (about a minute)."""
+    Bounded by count, never by time (about 30 s on an idle machine; the 60 s per request only stops
+    a hang), so a loaded machine runs the same mutants, only slower."""
     campaign = Campaign(source_models(ROOT), seed=20261122, workdir=tmp_path, timeout=60.0, subprocess_every=40,
                         verify=True)
-    report = campaign.run(count=1500, time_limit=60.0)
+    report = campaign.run(count=600)
     print(report.summary())
     assert not report.failures, report.summary()
-    assert report.mutants >= 150, report.summary()  # even on a slow machine the run means something
+    assert report.mutants == 600, report.summary()
     for c in COMMANDS:
         assert sum(report.counts[c].values()) == report.mutants
         # The mutants exercise both sides: many refused, some accepted all the way through compile.

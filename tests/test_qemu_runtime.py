@@ -14,7 +14,6 @@ import os
 import shutil
 import struct
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from fractions import Fraction
@@ -158,10 +157,8 @@ def test_closed_socket_is_board_gone():
     conn, _ = server.accept()
     conn.close()
     server.close()
-    t = time.monotonic()
-    with pytest.raises(BoardGone, match="is gone"):
+    with pytest.raises(BoardGone, match="is gone"):  # at once: BoardGone, not a LinkTimeout after 5 s
         link.receive_frame()
-    assert time.monotonic() - t < 1.0
     link.close()
     with pytest.raises(BoardGone, match="cannot open serial port"):
         Link.open("/dev/does-not-exist-mcuforge")
@@ -330,10 +327,9 @@ def test_qemu_killed_mid_run_is_board_gone_quickly(firmwares):
     with session(firmwares, "mps2-an385", timeout=30.0) as q:
         q.link.write_input(1, b"hang!")
         threading.Timer(0.3, q.kill).start()
-        t = time.monotonic()
         with pytest.raises(BoardGone, match=r"is gone .*QEMU \(mps2-an385, echo.elf\) killed by signal 9"):
             q.link.run()
-        assert time.monotonic() - t < 3.0
+        assert q.link.timeouts == 0  # seen when QEMU went, not after the 30 s timeout
     assert q.returncode is not None
 
 
@@ -342,11 +338,10 @@ def test_qemu_killed_mid_run_is_board_gone_quickly(firmwares):
 def test_firmware_that_does_not_answer_is_a_clear_timeout(firmwares):
     """Firmware that talks on another UART: the link times out, naming the cause."""
     fw = firmwares["mute"]
-    t = time.monotonic()
     expected = r"QEMU \(mps2-an385, echo.elf\) is still running: the firmware does not answer"
     with start_qemu(load_board("mps2-an385"), fw.elf, timeout=1.0) as q, pytest.raises(LinkTimeout, match=expected):
         q.link.info()
-    assert q.returncode is not None and time.monotonic() - t < 5.0
+    assert q.returncode is not None and q.link.timeouts == 1
 
 
 @pytest.mark.slow
