@@ -100,11 +100,14 @@ class QemuSession:
         except subprocess.TimeoutExpired:
             code = None
         log = self.log_tail()
+        says = f"; QEMU says: {log}" if log else ""
+        if code is None and self.link is not None and self.link.heard:
+            return says[2:]  # the firmware is up and talking: the link says it is still running
         if code is None:
-            return (f"QEMU ({self.board.qemu_machine}, {self.elf.name}) is still running: the firmware does not "
-                    f"answer (built for another board? stuck?)" + (f"; QEMU says: {log}" if log else ""))
+            return (f"QEMU ({self.board.qemu_machine}, {self.elf.name}) is still running but nothing at all came "
+                    f"from the firmware (built for another board? stuck?)" + says)
         how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        return f"QEMU ({self.board.qemu_machine}, {self.elf.name}) {how}" + (f"; QEMU says: {log}" if log else "")
+        return f"QEMU ({self.board.qemu_machine}, {self.elf.name}) {how}" + says
 
     def kill(self) -> None:
         """Kill QEMU now (the link then reports BoardGone)."""

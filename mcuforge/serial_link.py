@@ -192,6 +192,8 @@ class Link:
         self.retried = 0           # requests sent again after a line fault, for diagnostics
         self.boots_seen = 0        # BOOT frames seen
         self.timeouts = 0          # answers waited for in vain (a timeout ran out), for diagnostics
+        self.heard = False         # any intact frame came from the firmware (its BOOT frame, an answer)
+        self.run_note = ""         # how the caller chose RUN's timeout, for the message when it runs out
         self.quit_sent = False
         self._answered = False     # an answer came from the running firmware: a BOOT now means a reset
         self._after_timeout = False
@@ -340,14 +342,21 @@ class Link:
 
     def receive(self, command: int, timeout: float | None = None) -> bytes:
         """The answer to `command`: its payload if OK, else TargetError with the firmware's message."""
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        budget = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + budget
         while True:
             try:
                 got, status, payload = self.receive_frame(max(0.0, deadline - time.monotonic()))
-            except LinkTimeout:
+            except LinkTimeout as exc:
                 self._after_timeout = True  # the next request first waits for a quiet line
                 self.timeouts += 1
-                raise
+                if exc.frame_started or not self.heard:
+                    raise
+                name = COMMAND_NAMES.get(command, hex(command))
+                note = f" ({self.run_note})" if self.run_note and command in (CMD_RUN, CMD_PROBE) else ""
+                raise LinkTimeout(f"no answer to {name} from {self.name}: still running after {budget:.3g} s"
+                                  f"{note}{self._context()}") from None
+            self.heard = True
             if got == RESPONSE and status == STATUS_BOOT:
                 self.boots_seen += 1
                 if self._answered:  # this firmware had answered before: it restarted under our request
@@ -382,10 +391,11 @@ class Link:
 
     def receive_frame(self, timeout: float | None = None) -> tuple[int, int, bytes]:
         """(command, status, payload) of the next intact frame; bytes before its magic are skipped."""
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        budget = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + budget
         prev = b""
         while True:
-            b = self._read(1, deadline, started=False)
+            b = self._read(1, deadline, started=False, budget=budget)
             if prev == MAGIC[:1] and b == MAGIC[1:]:
                 break
             if prev:
@@ -402,14 +412,14 @@ class Link:
                                f"{COMMAND_NAMES.get(command & 0x7F, hex(command))} answer")
         return command, status, payload
 
-    def _read(self, n: int, deadline: float, started: bool = False) -> bytes:
+    def _read(self, n: int, deadline: float, started: bool = False, budget: float = 0.0) -> bytes:
         buf = bytearray()
         while len(buf) < n:
             if time.monotonic() > deadline:
                 if started:
                     raise LinkTimeout(f"no answer from {self.name} in time: the answer stopped half way ({len(buf)}/{n} "
                                       f"bytes of a frame part arrived){self._context()}", frame_started=True)
-                raise LinkTimeout(f"no answer from {self.name} in time{self._context()}")
+                raise LinkTimeout(f"no answer from {self.name} in {budget:.3g} s{self._context()}")
             try:
                 chunk = self.port.read(n - len(buf))
             except (serial.SerialException, OSError) as exc:

@@ -371,14 +371,34 @@ def test_truncated_answer_times_out_then_the_retry_recovers():
 
 
 def test_board_that_never_answers_times_out_once():
-    """Silence is not retried: one request, one timeout waited out, not three."""
-    with fake(["silent"]) as (board, link):
+    """Nothing at all came (no BOOT frame, no answer): "no answer in N s", and silence is not
+    retried (one request, one timeout waited out, not three)."""
+    with fake(["silent"], boot=False) as (board, link):
         with waits_out(link, 1), pytest.raises(LinkTimeout, match=r"^no answer from socket://127\.0\.0\.1:\d+ in "
-                                                                  r"time$") as err:
+                                                                  r"1 s$") as err:
             link.info()
         assert board.requests == [CMD_INFO] and not err.value.frame_started
         with waits_out(link, 0):
             assert link.info().model_name == "echo"  # a board that answers again is usable
+
+
+def test_firmware_that_answered_before_is_still_running():
+    """A RUN that outlasts its timeout on firmware that has answered before is "still running after
+    N s", with how the caller chose N; not a guess that the firmware does not answer."""
+    with fake() as (board, link):
+        echo_round(link)
+        link.write_input(0, bytes(37))
+        link.run_note = "the limit for this model: 60 s + 20 us x 12"
+        board.script.append("silent")
+        with waits_out(link, 1), pytest.raises(LinkTimeout, match=r"^no answer to RUN from socket://127\.0\.0\.1:\d+: "
+                                                                  r"still running after 0\.5 s \(the limit for this "
+                                                                  r"model: 60 s \+ 20 us x 12\)$"):
+            link.run(timeout=0.5)
+        assert board.runs == 1
+        board.script.append("silent")  # another request: still running, without the RUN note
+        with waits_out(link, 1), pytest.raises(LinkTimeout, match=r"^no answer to INFO from .*: still running after "
+                                                                  r"1 s$"):
+            link.info()
 
 
 def test_late_answer_after_a_timeout_is_not_taken_for_the_next_one():

@@ -338,10 +338,25 @@ def test_qemu_killed_mid_run_is_board_gone_quickly(firmwares):
 def test_firmware_that_does_not_answer_is_a_clear_timeout(firmwares):
     """Firmware that talks on another UART: the link times out, naming the cause."""
     fw = firmwares["mute"]
-    expected = r"QEMU \(mps2-an385, echo.elf\) is still running: the firmware does not answer"
+    expected = (r"^no answer from mps2-an385 on QEMU in 1 s: QEMU \(mps2-an385, echo.elf\) is still running but "
+                r"nothing at all came from the firmware \(built for another board\? stuck\?\)$")
     with start_qemu(load_board("mps2-an385"), fw.elf, timeout=1.0) as q, pytest.raises(LinkTimeout, match=expected):
         q.link.info()
     assert q.returncode is not None and q.link.timeouts == 1
+
+
+@pytest.mark.slow
+@needs_qemu
+def test_firmware_still_computing_when_the_timeout_runs_out_says_so(firmwares):
+    """Firmware that answered INFO and WRITE_INPUT, then computes past RUN's timeout: "still running
+    after N s", not a guess that it does not answer."""
+    with session(firmwares, "mps2-an385") as q:
+        q.link.info()
+        q.link.write_input(1, b"hang!")
+        with pytest.raises(LinkTimeout, match=r"^no answer to RUN from mps2-an385 on QEMU: still running after "
+                                              r"0\.5 s$"):
+            q.link.run(timeout=0.5)
+        assert q.returncode is None and q.link.timeouts == 1
 
 
 @pytest.mark.slow
