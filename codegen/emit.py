@@ -1,12 +1,15 @@
 """emit(): C sources for a compiled model, from Jinja2 templates.
 
-Output directory (written atomically: a temporary sibling renamed into place):
+Output directory (written atomically, never over a user's files: output_dir.py):
     <prefix>.h            the API: arena size, inputs/outputs with shapes and quantization
     <prefix>.c            kernel calls in the scheduled order at the planned arena offsets
     <prefix>_weights.c/h  constants in flash (const, 16-byte aligned), laid out for their kernels
     mcuforge_model.h      maps the harnesses' generic MCU_MODEL_* API to the prefixed names
     kernels/              the C kernels this model uses, and only those
     CMakeLists.txt        a static library a firmware can add_subdirectory()
+    report.json/.txt      the plan (schedule, arena offsets, I/O types, MACs) and the prefix: what the
+                          runners (mcuforge build/run/flash DIR) read
+    .mcuforge-output.json the marker: mcuforge's version and the SHA-256 of every file above
 
 Each kernel call is rendered by its target's template (`KernelCall.template`) with a typed context
 (`KernelContext`); the model skeleton only loops over rendered calls.
@@ -15,10 +18,8 @@ Each kernel call is rendered by its target's template (`KernelCall.template`) wi
 from __future__ import annotations
 
 import functools
-import os
+import json
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, fields
 from importlib.resources import files
 from pathlib import Path
@@ -27,9 +28,11 @@ from typing import Any, Mapping, Sequence
 import jinja2
 import numpy as np
 from mcuforge.planner.kernel import KernelCall
+from mcuforge.planner.report import plan_json, plan_text
 from mcuforge.planner.target import get_target
 
 from mcuforge import __version__
+from mcuforge.codegen.output_dir import check_target, write_dir
 from mcuforge.errors import McuforgeError
 
 C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum extern float for goto if
@@ -259,29 +262,16 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
     return sources, headers
 
 
-def emit(compiled, out_dir: str | Path, prefix: str = "model", source: str = "model.tflite") -> Path:
-    """Write the generated project to `out_dir` atomically (all or nothing)."""
-    out = Path(out_dir)
-    texts = render(compiled, prefix, source)
+def emit(compiled, out_dir: str | Path, prefix: str = "model", source: str = "model.tflite",
+         force: bool = False) -> Path:
+    """Write the generated project and its report to `out_dir`, atomically (all or nothing), over
+    nothing but an earlier output of mcuforge unless `force` (output_dir.py says what is refused)."""
+    check_target(out_dir, force)
+    out = {name: text.encode() for name, text in render(compiled, prefix, source).items()}
     sources, headers = kernel_files(compiled)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        for name, text in texts.items():
-            (tmp / name).write_text(text)
-        (tmp / "kernels").mkdir()
-        for name, path in {**sources, **headers}.items():
-            shutil.copyfile(path, tmp / "kernels" / name)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            if old.exists():
-                shutil.rmtree(old)
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    for name, path in sorted({**sources, **headers}.items()):
+        out[f"kernels/{name}"] = path.read_bytes()
+    info = {"prefix": prefix, **plan_json(compiled), "model": Path(source).name}
+    out["report.json"] = (json.dumps(info, indent=2) + "\n").encode()
+    out["report.txt"] = (plan_text(info) + "\n").encode()
+    return write_dir(out_dir, out, force)

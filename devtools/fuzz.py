@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable
 import flatbuffers
 import numpy as np
 import tflite
+from mcuforge.codegen.output_dir import MARKER, marker_text
 from mcuforge.frontend.reader import builtin_code_field
 
 # --------------------------------------------------------------------------------------------
@@ -857,6 +858,7 @@ def mutate(source: Path, blob: bytes, doc: dict[str, Any], rng: np.random.Genera
 # --------------------------------------------------------------------------------------------
 
 COMMANDS = ("inspect", "plan", "compile")
+SENTINEL = b"from an earlier compile\n"  # the one file of a fake earlier output a failed compile must keep
 MEMORY_LIMIT = 1 << 30  # bytes of address space for a worker or a checked subprocess
 
 
@@ -1008,7 +1010,8 @@ def judge(result: Result) -> tuple[str, str]:
 
 def check_output_dir(out: Path, outcome: str, sentinel: bool) -> str:
     """'' if the -o directory is right after `compile`: complete on success; on failure untouched
-    (the sentinel of an earlier run still there, alone) or absent; no temporary directory left."""
+    (the sentinel of an earlier run still there with its marker, alone) or absent; no temporary
+    directory left."""
     leftovers = [p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
     if leftovers:
         return f"temporary files left beside the output: {leftovers}"
@@ -1020,7 +1023,7 @@ def check_output_dir(out: Path, outcome: str, sentinel: bool) -> str:
         return ""
     if sentinel:
         names = sorted(p.name for p in out.iterdir()) if out.is_dir() else None
-        return "" if names == ["SENTINEL"] else f"failed compile changed the existing output directory: {names}"
+        return "" if names == [MARKER, "SENTINEL"] else f"failed compile changed the existing output directory: {names}"
     return f"failed compile left {out.name}/ behind" if out.exists() else ""
 
 
@@ -1149,9 +1152,10 @@ class Campaign:
 
         def prepare() -> None:
             shutil.rmtree(out, ignore_errors=True)
-            if command == "compile" and sentinel:
+            if command == "compile" and sentinel:  # an earlier output of mcuforge, marked as such
                 out.mkdir()
-                (out / "SENTINEL").write_text("from an earlier compile\n")
+                (out / "SENTINEL").write_bytes(SENTINEL)
+                (out / MARKER).write_text(marker_text({"SENTINEL": SENTINEL}))
 
         prepare()
         result = worker.run(argv)

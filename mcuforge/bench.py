@@ -18,14 +18,6 @@ from typing import Any
 import numpy as np
 
 
-def layer_macs(call) -> int:
-    """Multiply-accumulates of a layer, from its op's registry entry (0 for ops that have none)."""
-    from mcuforge.ir.registry import OpView, get_op
-
-    macs = get_op(call.op).macs
-    return macs(OpView(tuple(a.type for a in call.args), call.type, call.attrs)) if macs else 0
-
-
 def section_sizes(elf: Path) -> dict[str, int]:
     proc = subprocess.run(["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=True)
     out = {}
@@ -43,6 +35,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
     from mcuforge.codegen.emit import emit
     from mcuforge.device import build_generated, connect, run_sets
     from mcuforge.driver import Options, compile_model
+    from mcuforge.planner.report import layer_macs
 
     board = load_board(board_name)
     t0 = time.monotonic()

@@ -121,22 +121,20 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     from mcuforge.codegen.emit import emit
+    from mcuforge.codegen.output_dir import check_target
     from mcuforge.driver import Options, compile_model
-    from mcuforge.planner.report import plan_json, plan_text
 
     t0 = time.monotonic()
+    check_target(args.output, args.force, keep=[args.model])  # before the slow part
     compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(","))))
     if args.board:
         from mcuforge.boards import load_board
 
         check_fits(compiled, load_board(args.board))
-    out = emit(compiled, args.output, args.prefix, Path(args.model).name)
-    info = plan_json(compiled)
-    (out / "report.json").write_text(json.dumps(info, indent=2) + "\n")
-    (out / "report.txt").write_text(plan_text(info) + "\n")
+    emit(compiled, args.output, args.prefix, Path(args.model).name, force=args.force)
     weights = sum(int(np.asarray(a).nbytes) for b in compiled.program.bindings for a in b.kernel.constants.values())
-    print(f"compiled {Path(args.model).name} -> {out}/ ({args.prefix}.h, {args.prefix}.c, {args.prefix}_weights.c, "
-          f"kernels/, CMakeLists.txt) in {time.monotonic() - t0:.1f} s")
+    print(f"compiled {Path(args.model).name} -> {args.output}/ ({args.prefix}.h, {args.prefix}.c, "
+          f"{args.prefix}_weights.c, kernels/, CMakeLists.txt, report.json) in {time.monotonic() - t0:.1f} s")
     print(f"  layers {len(compiled.program.bindings)}, arena {compiled.arena.arena_bytes:,} B "
           f"(lower bound {compiled.arena.plan.lower_bound:,} B), constants {weights:,} B")
     return 0
@@ -200,9 +198,6 @@ def _prepare(args, workdir: Path):
     compiled = compile_model(src, Options(targets=tuple(args.targets.split(","))))
     check_fits(compiled, board)
     out = emit(compiled, workdir / "model", "model", src.name)
-    from mcuforge.planner.report import plan_json
-
-    (out / "report.json").write_text(json.dumps(plan_json(compiled)))
     return out, board, compiled
 
 
@@ -307,7 +302,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("compile", help="generate the C sources, CMake project and report for a model")
     s.add_argument("model", help="a .tflite file")
-    s.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory (replaced atomically)")
+    s.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="output directory: new, empty, or an earlier mcuforge output (replaced atomically)")
+    s.add_argument("--force", action="store_true",
+                   help="replace DIR even if it holds other files, or is a file or a symbolic link (the link "
+                        "itself)")
     s.add_argument("--prefix", default="model", help="C name prefix, so several models link into one firmware")
     s.add_argument("--board", help="target board (checks the model fits its RAM and flash)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")

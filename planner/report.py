@@ -8,6 +8,14 @@ from typing import Any
 from .memory import InPlace
 
 
+def layer_macs(call) -> int:
+    """Multiply-accumulates of a layer, from its op's registry entry (0 for ops that have none)."""
+    from mcuforge.ir.registry import OpView, get_op
+
+    macs = get_op(call.op).macs
+    return macs(OpView(tuple(a.type for a in call.args), call.type, call.attrs)) if macs else 0
+
+
 def plan_json(compiled) -> dict[str, Any]:
     prog, arena = compiled.program, compiled.arena
     bufs = {b.name: b for b in arena.buffers}
@@ -20,6 +28,7 @@ def plan_json(compiled) -> dict[str, Any]:
             "kernel": None if k.view else k.function, "view": k.view,
             "tflite": [{"index": s.index, "op": s.name} for s in k.info.sources],
             "output_bytes": k.output.nbytes, "scratch_bytes": k.scratch_bytes,
+            "macs": layer_macs(compiled.module.functions[b.fn].body),
         })
     buffers = []
     for name, off in sorted(arena.plan.offsets.items(), key=lambda kv: (kv[1], kv[0])):
@@ -39,6 +48,7 @@ def plan_json(compiled) -> dict[str, Any]:
         "lower_bound_bytes": arena.plan.lower_bound,
         "gap_bytes": arena.plan.gap,
         "scratch_bytes": arena.scratch_bytes,
+        "macs": sum(s["macs"] for s in schedule),
         "algorithm": arena.plan.algorithm,
         "algorithms": dict(arena.plan.arenas),
         "order": {"method": prog.order.method, "peak_bytes": prog.order.peak,

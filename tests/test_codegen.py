@@ -75,10 +75,10 @@ def test_bad_prefix_is_refused(cli, tmp_path, prefix):
 
 
 def test_output_is_written_atomically(tmp_path, monkeypatch):
+    """A failure half way leaves an earlier output as it was, byte for byte, and nothing beside it."""
     c = compile_model(MLPERF_MODELS["ad"], PORTABLE)
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "keep.txt").write_text("previous build")
+    out = emit(c, tmp_path / "out", "ad")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     def broken(*a, **k):
         raise CodegenError("boom")
@@ -86,7 +86,7 @@ def test_output_is_written_atomically(tmp_path, monkeypatch):
     monkeypatch.setattr("mcuforge.codegen.emit.kernel_files", broken)
     with pytest.raises(CodegenError):
         emit(c, out, "ad")
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 

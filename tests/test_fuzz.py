@@ -28,6 +28,7 @@ from devtools.fuzz import (
     source_models,
 )
 from mcuforge.cli import main
+from mcuforge.codegen.output_dir import MARKER
 from mcuforge.inspection import inspect_graph
 
 COMMANDS = ("inspect", "plan", "compile")
@@ -140,6 +141,8 @@ def test_output_directory_checks(tmp_path):
     assert "incomplete" in check_output_dir(out, "exit 0", sentinel=False)
     (out / "model.c").unlink()
     (out / "SENTINEL").write_text("x")
+    assert "changed the existing output" in check_output_dir(out, "exit 2", sentinel=True)  # its marker is gone
+    (out / MARKER).write_text("{}")
     assert check_output_dir(out, "exit 2", sentinel=True) == ""
     (tmp_path / ".out.tmp123").mkdir()
     assert "temporary" in check_output_dir(out, "exit 2", sentinel=True)
