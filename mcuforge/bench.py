@@ -33,7 +33,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
     """cycles: estimate cycles from QEMU's execution log (QEMU boards; ignored on real boards)."""
     from mcuforge.boards import load_board
     from mcuforge.codegen.emit import emit
-    from mcuforge.device import build_generated, connect, run_sets
+    from mcuforge.device import build_generated, connect, read_report, run_sets, run_timeout
     from mcuforge.driver import Options, compile_model
     from mcuforge.planner.report import layer_macs
 
@@ -45,8 +45,9 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
     weights = sum(int(np.asarray(v).nbytes) for b in prog.bindings for v in b.kernel.constants.values())
     with tempfile.TemporaryDirectory(prefix="mcuforge-bench-") as tmp:
         out = emit(compiled, Path(tmp) / "model", "model", Path(model).name)
+        report = read_report(out)
         progress(f"building for {board.name}")
-        fw = build_generated(out, board, opt=opt)
+        fw = build_generated(out, board, Path(tmp) / "build", opt=opt)
         sections = section_sizes(fw.elf)
         tracer = None
         if cycles and board.is_qemu:
@@ -55,8 +56,9 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
             tracer = CycleTracer(fw.elf, board, len(prog.bindings))
         progress(f"running on {board.name}" + (" (tracing the instruction stream)" if tracer else ""))
         zeros = [np.zeros(p.type.shape, dtype=p.type.np_dtype) for p in compiled.imported.main.params]
-        with connect(board, fw.elf, port, exec_log=tracer.consume if tracer else None) as link:
-            run = run_sets(link, [zeros, zeros], [prog.buffers[o].type for o in prog.outputs])
+        with connect(board, fw.elf, port, report=report, exec_log=tracer.consume if tracer else None) as link:
+            run = run_sets(link, [zeros, zeros], [prog.buffers[o].type for o in prog.outputs],
+                           timeout=run_timeout(report))
         estimate = tracer.estimate() if tracer else None
     code = sections.get(".text", 0) + sections.get(".vectors", 0)
     layers = []

@@ -23,18 +23,42 @@ def progress(msg: str) -> None:
 
 
 def check_fits(compiled, board) -> None:
-    """Refuse at compile time a model that cannot fit the board: arena + stack in RAM, constants
-    in flash (the build then checks the exact figures from the ELF)."""
-    from mcuforge.errors import McuforgeError
-
+    """Refuse at compile time a model that cannot fit the board: arena + stack reservation in RAM,
+    constants in flash, naming each that does not fit (the build then checks the exact figures
+    from the ELF, with the static stack bound)."""
     consts = sum(int(np.asarray(a).nbytes) for b in compiled.program.bindings for a in b.kernel.constants.values())
     ram_need = compiled.arena.arena_bytes + board.stack_size
+    problems = []
     if ram_need > board.ram.size:
-        raise McuforgeError(f"the model needs {compiled.arena.arena_bytes:,} B of arena + {board.stack_size:,} B of "
-                            f"stack = {ram_need:,} B of RAM; {board.name} has {board.ram.size:,} B")
+        problems.append(f"it needs {compiled.arena.arena_bytes:,} B of arena + {board.stack_size:,} B of stack = "
+                        f"{ram_need:,} B of RAM; {board.name} has {board.ram.size:,} B")
     if consts > board.flash.size:
-        raise McuforgeError(f"the model's constants take {consts:,} B of flash; {board.name} has "
-                            f"{board.flash.size:,} B")
+        problems.append(f"its constants take {consts:,} B of flash; {board.name} has {board.flash.size:,} B")
+    if problems:
+        raise McuforgeError(f"the model does not fit {board.name}: {' and '.join(problems)}")
+
+
+OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og", "-Oz")
+
+
+def opt_flag(value: str) -> str:
+    """--opt as arm-none-eabi-gcc's flag: -O2 or O2 -> -O2. A closed list: -Ofast is left out (its
+    -ffast-math changes float results), and gcc's silent -O4 ... -O9 (= -O3) with it."""
+    flag = "-" + value[1:] if value.startswith("-") else "-" + value
+    if flag not in OPT_LEVELS:
+        raise McuforgeError(f"--opt {value}: not an optimization level mcuforge builds with; use one of "
+                            f"{', '.join(OPT_LEVELS)} (the dash is optional)")
+    return flag
+
+
+def check_port(board, port: str | None) -> None:
+    """Before building: a real board is reached on --port, a QEMU board is started by mcuforge."""
+    if board.is_qemu and port:
+        raise McuforgeError(f"--port {port}: {board.name} runs on QEMU, which mcuforge starts itself: leave "
+                            "--port out")
+    if not board.is_qemu and not port:
+        raise McuforgeError(f"{board.name} is a real board: give its serial port with --port (e.g. /dev/ttyACM0), "
+                            "after flashing it with mcuforge flash")
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -74,20 +98,31 @@ def load_inputs(paths: Sequence[str], params) -> list[np.ndarray]:
     from mcuforge.ir.evaluate import check_inputs
     from mcuforge.ir.expr import Function, Tuple
 
-    return check_inputs(Function(tuple(params), Tuple(())), arrays)
+    try:
+        return check_inputs(Function(tuple(params), Tuple(())), arrays)
+    except InputError as e:
+        raise InputError(f"--input {', '.join(map(str, paths))}: {e}") from None
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from mcuforge.driver import Options, compile_model
+    from mcuforge.driver import Options, compile_module, read_model
     from mcuforge.verify import random_inputs, verify_host, verify_program
 
-    if args.guard and args.on in ("reference", "host"):
+    on_board = args.on not in ("reference", "host")
+    if args.guard and not on_board:
         raise McuforgeError(f"--guard builds firmware for a board: use it with --on BOARD, not --on {args.on}")
+    if args.port and not on_board:
+        raise McuforgeError(f"--port {args.port}: a serial port is for --on BOARD, not --on {args.on}")
+    if on_board:
+        from mcuforge.boards import load_board
+
+        check_port(load_board(args.on), args.port)
     t0 = time.monotonic()
-    compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(","))))
-    module = compiled.imported
-    if args.input:
-        input_sets = [load_inputs(args.input, module.main.params)]
+    module, blob = read_model(args.model)
+    given = [load_inputs(args.input, module.main.params)] if args.input else None  # before the slow part
+    compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(","))))
+    if given:
+        input_sets = given
     else:
         rng = np.random.default_rng(args.seed)
         input_sets = [random_inputs(module, rng) for _ in range(args.n)]
@@ -153,12 +188,10 @@ def _cmd_boards(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build(src: Path, board, opt: str, guard: bool = False):
+def _build(src: Path, board, opt: str, build_dir: Path, guard: bool = False):
     from mcuforge.device import build_generated
 
-    progress(f"building {src} for {board.name} (arm-none-eabi-gcc {opt}{', guard build' if guard else ''})")
-    fw = build_generated(src, board, opt=opt, guard=guard)
-    return fw
+    return build_generated(src, board, build_dir, opt=opt, guard=guard, progress=progress)
 
 
 def _print_sizes(fw) -> None:
@@ -167,60 +200,64 @@ def _print_sizes(fw) -> None:
           f"+ {fw.stack_bytes:,} B stack reserved, of {fw.board.ram.size:,} B")
 
 
+def _build_dir(args, board) -> Path:
+    from mcuforge.device import default_build_dir
+
+    return Path(args.build_dir) if args.build_dir else default_build_dir(args.dir, board, getattr(args, "guard", False))
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     from mcuforge.boards import load_board
-    from mcuforge.device import arena_bytes_of, stack_and_ram_report
+    from mcuforge.device import read_report, stack_and_ram_report
 
     src = Path(args.dir)
-    fw = _build(src, load_board(args.board), args.opt, args.guard)
+    board = load_board(args.board)
+    report = read_report(src)
+    fw = _build(src, board, args.opt, _build_dir(args, board), args.guard)
     print(f"firmware: {fw.elf}" + (" (guard build: canaries around the arena and at the stack limit)"
                                    if args.guard else ""))
     _print_sizes(fw)
     if fw.board.is_qemu:
         progress(f"booting {fw.elf.name} on QEMU once to measure its stack")
-    for line in stack_and_ram_report(fw, arena_bytes_of(src)):
+    for line in stack_and_ram_report(fw, report):
         print(line)
     return 0
 
 
-def _prepare(args, workdir: Path):
-    """(generated dir, board, compiled or None) for run/verify: compile a .tflite, or take a DIR."""
-    from mcuforge.boards import load_board
-    from mcuforge.codegen.emit import emit
-    from mcuforge.driver import Options, compile_model
-
-    board = load_board(args.board)
-    src = Path(args.model)
-    compiled = None
-    if src.is_dir():
-        return src, board, None
-    progress(f"compiling {src.name}")
-    compiled = compile_model(src, Options(targets=tuple(args.targets.split(","))))
-    check_fits(compiled, board)
-    out = emit(compiled, workdir / "model", "model", src.name)
-    return out, board, compiled
+def _run_inputs(args, params) -> list[np.ndarray]:
+    if args.input:
+        return load_inputs(args.input, params)
+    progress("no --input given: running on all-zero inputs")
+    return [np.zeros(p.type.shape, dtype=p.type.np_dtype) for p in params]
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     import tempfile
 
-    from mcuforge.device import connect, io_types_of, run_sets
+    from mcuforge.boards import load_board
+    from mcuforge.codegen.emit import emit
+    from mcuforge.device import connect, read_report, run_sets, run_timeout
+    from mcuforge.driver import Options, compile_module, read_model
+    from mcuforge.ir.expr import Var
 
+    board = load_board(args.board)
+    check_port(board, args.port)
+    src = Path(args.model)
     with tempfile.TemporaryDirectory(prefix="mcuforge-run-") as tmp:
-        src, board, compiled = _prepare(args, Path(tmp))
-        in_types, out_types = io_types_of(src)
-        fw = _build(src, board, args.opt, args.guard)
-        if args.input:
-            from mcuforge.ir.expr import Var
-
-            inputs = load_inputs(args.input, [Var(f"input{i}", t) for i, t in enumerate(in_types)])
+        if src.is_dir():  # everything checked before the build
+            report = read_report(src)
+            inputs = _run_inputs(args, [Var(t["tensor"], ty) for t, ty in zip(report.info["inputs"], report.inputs)])
         else:
-            inputs = [np.zeros(t.shape, dtype=t.np_dtype) for t in in_types]
-            progress("no --input given: running on all-zero inputs")
+            module, blob = read_model(src)
+            inputs = _run_inputs(args, module.main.params)
+            progress(f"compiling {src.name}")
+            compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(","))))
+            check_fits(compiled, board)
+            report = read_report(emit(compiled, Path(tmp) / "model", "model", src.name))
+        fw = _build(report.dir, board, args.opt, Path(tmp) / "build", args.guard)
         progress(f"running on {board.name}" + (" (QEMU)" if board.is_qemu else f" ({args.port})"))
-        with connect(board, fw.elf, args.port) as link:
-            res = run_sets(link, [inputs], out_types)
-        report = json.loads((src / "report.json").read_text()) if (src / "report.json").exists() else None
+        with connect(board, fw.elf, args.port, report=report) as link:
+            res = run_sets(link, [inputs], report.outputs, timeout=run_timeout(report))
     for i, o in enumerate(res.outputs[0]):
         print(f"output {i} {o.dtype}{list(o.shape)}: {np.array2string(o.reshape(-1), max_line_width=100, threshold=64)}")
     if args.save:
@@ -228,15 +265,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"outputs saved to {args.save} (arr_0 ...)")
     print(f"{res.unit}: {res.counts[0]:,} per inference")
     _print_sizes(fw)
-    print(f"stack high-water: {res.stack_bytes:,} B")
+    print(f"stack high-water: {res.stack_bytes:,} B on this input (the RAM check uses the static bound, "
+          f"{fw.static_stack.bytes:,} B)")
     if args.guard:
         print("guard: canaries before and after the arena and at the stack limit intact after the run")
-    if report:
-        print(f"arena: {report['arena_bytes']:,} B planned (lower bound {report['lower_bound_bytes']:,} B, "
-              f"gap {report['gap_bytes']:,} B)")
-    if report and res.layer_counts:
+    info = report.info
+    print(f"arena: {info['arena_bytes']:,} B planned (lower bound {info['lower_bound_bytes']:,} B, "
+          f"gap {info['gap_bytes']:,} B)")
+    if res.layer_counts:
         print("per layer:")
-        for s, n in zip(report["schedule"], res.layer_counts):
+        for s, n in zip(info["schedule"], res.layer_counts):
             src_ops = ", ".join(f"#{t['index']} {t['op']}" for t in s["tflite"])
             print(f"  {s['step']:>3} {src_ops:<28} {s['op']:<20} {n:>12,}")
     return 0
@@ -244,10 +282,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_flash(args: argparse.Namespace) -> int:
     from mcuforge.boards import load_board
-    from mcuforge.device import flash
+    from mcuforge.device import flash, pyocd_for, read_report
 
     board = load_board(args.board)
-    fw = _build(Path(args.dir), board, args.opt)
+    pyocd_for(board)  # a QEMU board, or no pyOCD: said before building
+    read_report(args.dir)
+    fw = _build(Path(args.dir), board, args.opt, _build_dir(args, board))
     progress(f"flashing {fw.elf.name} to {board.name} with pyOCD")
     flash(board, fw.elf, args.probe)
     print(f"flashed {fw.elf} to {board.name}")
@@ -256,9 +296,11 @@ def _cmd_flash(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from mcuforge.bench import bars_svg, bench, bench_text
+    from mcuforge.boards import load_board
 
     if args.picture and not args.picture.endswith(".svg"):
         raise McuforgeError(f"--picture {args.picture}: use a .svg file name")
+    check_port(load_board(args.board), args.port)
     r = bench(args.model, args.board, tuple(args.targets.split(",")), args.port, args.opt, progress,
               cycles=args.cycles)
     print(json.dumps(r, indent=2) if args.json else bench_text(r))
@@ -287,6 +329,11 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"picture:      {args.picture}")
     return 0
+
+
+OPT_HELP = f"arm-none-eabi-gcc optimization level: {', '.join(OPT_LEVELS)} (default -O2; the dash is optional)"
+BUILD_DIR_HELP = ("where to build (default: outside DIR, under $XDG_CACHE_HOME/mcuforge/build/ or "
+                  "~/.cache/mcuforge/build/)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -318,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("build", help="build a compiled model directory into firmware for a board")
     s.add_argument("dir", help="a directory written by mcuforge compile")
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
-    s.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
+    s.add_argument("--opt", default="-O2", help=OPT_HELP)
+    s.add_argument("--build-dir", metavar="BUILD", help=BUILD_DIR_HELP)
     s.add_argument("--guard", action="store_true",
                    help="guard build: canaries around the arena and at the stack limit, checked after every run")
     s.set_defaults(func=_cmd_build)
@@ -330,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--save", metavar="FILE.npz", help="also save the outputs to FILE.npz")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
-    s.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
+    s.add_argument("--opt", default="-O2", help=OPT_HELP)
     s.add_argument("--guard", action="store_true",
                    help="guard build: canaries around the arena and at the stack limit, checked after every run")
     s.set_defaults(func=_cmd_run)
@@ -339,7 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dir", help="a directory written by mcuforge compile")
     s.add_argument("--board", required=True, help="a real board (see mcuforge boards)")
     s.add_argument("--probe", help="pyOCD probe unique id, when several are connected")
-    s.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
+    s.add_argument("--opt", default="-O2", help=OPT_HELP)
+    s.add_argument("--build-dir", metavar="BUILD", help=BUILD_DIR_HELP)
     s.set_defaults(func=_cmd_flash)
 
     s = sub.add_parser("bench", help="instructions/cycles per inference and per layer, flash, RAM, compile time")
@@ -347,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
-    s.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
+    s.add_argument("--opt", default="-O2", help=OPT_HELP)
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--picture", metavar="FILE.svg", help="per-layer bar chart")
     s.add_argument("--cycles", action="store_true",
@@ -386,12 +435,23 @@ def _one_line(msg: str) -> str:
     return " ".join(msg.splitlines())
 
 
+def _attach_opt_values(argv: Sequence[str]) -> list[str]:
+    """`--opt -O2` as `--opt=-O2`: argparse would take a value starting with '-' for an option."""
+    out, rest = [], iter(argv)
+    for a in rest:
+        value = next(rest, None) if a == "--opt" else None
+        out.append(a if value is None else f"--opt={value}")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_attach_opt_values(sys.argv[1:] if argv is None else argv))
     if getattr(args, "n", 1) < 1:
         parser.error("-n must be at least 1")
     try:
+        if getattr(args, "opt", None) is not None:
+            args.opt = opt_flag(args.opt)
         return int(args.func(args) or 0)
     except McuforgeError as e:
         print(f"mcuforge: error: {_one_line(str(e))}", file=sys.stderr)

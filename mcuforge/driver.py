@@ -57,7 +57,11 @@ def read_model(path: str | Path) -> tuple[Module, bytes]:
 
 
 def compile_model(path: str | Path, options: Options = Options()) -> Compiled:
-    imported, blob = read_model(path)
+    return compile_module(*read_model(path), options)
+
+
+def compile_module(imported: Module, blob: bytes, options: Options = Options()) -> Compiled:
+    """compile_model of a model already read (read_model): the CLI checks inputs against it first."""
     module = verify(legalize(imported))
     module = verify(partition(module, [get_target(t) for t in options.targets]))
     kernels = check_kernels(module, lower(module))

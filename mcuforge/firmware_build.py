@@ -101,7 +101,11 @@ def build_firmware(board: Board, sources: Sequence[str | os.PathLike], include_d
     if not sources:
         raise FirmwareBuildError("cannot build firmware: no model sources given")
     build = Path(build_dir).resolve()
-    board_dir = render_board_files(board, build / "board", stack_size)
+    try:
+        board_dir = render_board_files(board, build / "board", stack_size)
+    except OSError as exc:
+        raise FirmwareBuildError(f"cannot write the build directory {build} ({exc.strerror or exc}): give another "
+                                 "with --build-dir") from None
     srcs = [str(Path(s).resolve()) for s in sources]
     for s in srcs:
         if not Path(s).is_file():

@@ -178,29 +178,32 @@ def verify_board(compiled, input_sets: Sequence[Sequence[np.ndarray]], board_nam
 
     from mcuforge.boards import load_board
     from mcuforge.codegen.emit import emit
-    from mcuforge.device import build_generated, connect, run_sets
+    from mcuforge.device import build_generated, connect, read_report, run_sets, run_timeout
 
     board = load_board(board_name)
     prog = compiled.program
     theirs_all = run_tflm(compiled.blob, input_sets, (), isolate=isolate)
     with tempfile.TemporaryDirectory(prefix="mcuforge-board-") as tmp:
         out = Path(src_dir) if src_dir else emit(compiled, Path(tmp) / "model", "model")
+        report = read_report(out)
         progress(f"building the firmware for {board.name}")
         fw = build_generated(out, board, build_dir=Path(tmp) / "build", guard=guard)
         progress(f"running {len(input_sets)} input(s) on {board.name}")
-        with connect(board, fw.elf, port) as link:
-            run = run_sets(link, input_sets, [prog.buffers[o].type for o in prog.outputs])
+        with connect(board, fw.elf, port, report=report) as link:
+            run = run_sets(link, input_sets, [prog.buffers[o].type for o in prog.outputs],
+                           timeout=run_timeout(report))
             labels = [prog.buffers[n].label for n in prog.outputs]
             results = [compare_outputs(CaseResult(k), ours, t_outs, labels)
                        for k, (ours, (t_outs, _)) in enumerate(zip(run.outputs, theirs_all))]
             bad = next((r for r in results if not r.ok), None)
             if bad is not None:
                 progress(f"input {bad.index} differs: reading back every layer's output on {board.name}")
-                bad.first_layer = _first_bad_layer(link, compiled, input_sets[bad.index], isolate)
+                bad.first_layer = _first_bad_layer(link, compiled, input_sets[bad.index], isolate,
+                                                   run_timeout(report))
     return results
 
 
-def _first_bad_layer(link, compiled, inputs: Sequence[np.ndarray], isolate: bool) -> str:
+def _first_bad_layer(link, compiled, inputs: Sequence[np.ndarray], isolate: bool, timeout: float) -> str:
     """Per-layer readback: each layer's output read from the device right after it ran, against
     TFLM's tensor, in execution order; the first that differs, described."""
     prog, arena = compiled.program, compiled.arena
@@ -212,7 +215,7 @@ def _first_bad_layer(link, compiled, inputs: Sequence[np.ndarray], isolate: bool
         buf = prog.buffers[b.out]
         for i, x in enumerate(inputs):
             link.write_input(i, np.require(x, requirements="C").tobytes())
-        raw = link.probe(k, arena.offset(b.out), buf.type.nbytes, input0)
+        raw = link.probe(k, arena.offset(b.out), buf.type.nbytes, input0, timeout=timeout)
         ours = np.frombuffer(raw, dtype=buf.type.np_dtype).reshape(buf.type.shape)
         info = b.kernel.info
         m = compare(f"layer {k} ({info.tflite} {info.op}, {info.target} {b.kernel.function}) output '{buf.label}'",

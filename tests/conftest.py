@@ -33,6 +33,14 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
                           cwd=cwd, env=env, timeout=600)
 
 
+def compiled_dir(tmp_path_factory, model: Path, *extra: str) -> Path:
+    """A fresh directory written by `mcuforge compile MODEL -o DIR`, through the command line."""
+    out = tmp_path_factory.mktemp(model.stem) / "model"
+    proc = run_cli("compile", model, "-o", out, *extra)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
 @pytest.fixture
 def cli():
     return run_cli

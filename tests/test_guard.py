@@ -1,5 +1,5 @@
-"""Guard builds (canaries around the arena and at the stack limit, checked after every RUN), the stack
-measurement `build` reports, and the RAM check that uses it.
+"""Guard builds (canaries around the arena and at the stack limit, checked after every RUN), the RAM
+check with the static stack bound, and the measured stack `build` shows beside it.
 
 The echo test model (firmware/runtime/test_model) has hooks that write where they must not: input 1
 "over!" one byte past the arena, "undr!" one byte before it, "deep!" a word at the stack limit. A
@@ -10,6 +10,7 @@ plan, so its last buffer runs past the end.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from conftest import MODELS
 from mcuforge.boards import load_board
 
-from mcuforge.device import StackUse, arena_bytes_of, build_generated, check_ram, guard_defines, measure_stack
+from mcuforge.device import StackUse, build_generated, check_ram, guard_defines, measure_stack, read_report
 from mcuforge.errors import McuforgeError
 from mcuforge.firmware_build import FirmwareBuild, build_test_firmware, missing_tools
 from mcuforge.qemu import QEMU, start_qemu
@@ -83,14 +84,16 @@ def _fw(board, bss: int, stack: int) -> FirmwareBuild:
 
 def test_ram_check_names_the_sizes():
     board = load_board("mps3-an547")  # 512 KiB RAM
-    how = "measured: painted high-water mark"
+    how = "static worst case from gcc's call graphs: main > run"
     check_ram(_fw(board, 400_000, 0x4000), 390_000, StackUse(peak=2000, reserved=0x4000, method=how))
-    with pytest.raises(McuforgeError, match=r"m\.elf on mps3-an547: the stack peaks at 16,200 B \(measured\), the "
-                                            r"board reserves 16,384 B \(memory\.stack_size; 256 B kept free"):
+    with pytest.raises(McuforgeError, match=r"m\.elf on mps3-an547: the stack needs up to 16,200 B \(static worst "
+                                            r"case from gcc's call graphs\), the board reserves 16,384 B "
+                                            r"\(memory\.stack_size; 256 B kept free"):
         check_ram(_fw(board, 400_000, 0x4000), 390_000, StackUse(peak=16_200, reserved=0x4000, method=how))
     small = replace(board, ram=replace(board.ram, size=300_000))
     with pytest.raises(McuforgeError, match=r"m\.elf does not fit mps3-an547's RAM: arena 290,000 B \+ other static "
-                                            r"RAM 10,100 B \+ stack 2,000 B \(measured\) = 302,100 B of 300,000 B"):
+                                            r"RAM 10,100 B \+ stack 2,000 B \(static worst case from gcc's call "
+                                            r"graphs\) = 302,100 B of 300,000 B"):
         check_ram(_fw(small, 300_000, 0x4000), 290_000, StackUse(peak=2000, reserved=0x4000, method=how))
 
 
@@ -154,12 +157,9 @@ def test_guard_trips_name_the_canary_and_rearm(echo_builds):
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """The model compiled by the CLI into a directory (sources, report.json)."""
-    from conftest import run_cli
+    from conftest import compiled_dir
 
-    out = tmp_path_factory.mktemp("gen") / "model"
-    proc = run_cli("compile", MODEL, "-o", out)
-    assert proc.returncode == 0, proc.stderr
-    return out
+    return compiled_dir(tmp_path_factory, MODEL)
 
 
 @pytest.mark.slow
@@ -169,17 +169,19 @@ def test_guarded_build_reports_stack_and_passes(cli, generated):
     proc = cli("build", src, "--board", "mps2-an386", "--guard")
     assert proc.returncode == 0, proc.stderr
     assert "(guard build: canaries around the arena and at the stack limit)" in proc.stdout
-    arena = arena_bytes_of(src)
+    arena = read_report(src).arena_bytes
     lines = {line.split(":")[0]: line for line in proc.stdout.splitlines()}
     assert lines["stack"].endswith("B reserved (measured: painted high-water mark of one inference on QEMU, "
-                                   "zero inputs)"), proc.stdout
+                                   "zero inputs; information only, the check uses the bound)"), proc.stdout
     peak = int(lines["stack"].split()[1].replace(",", ""))
     assert 0 < peak < load_board("mps2-an386").stack_size
     bound = int(lines["stack bound"].split()[2].replace(",", ""))
     assert peak <= bound < 4 * peak, "the static worst case bounds the measured peak"
     assert "static worst case from gcc's call graphs: Reset_Handler > main > serve_one > serve_frame > model_run > " in proc.stdout
-    assert lines["RAM check"].startswith(f"RAM check: arena {arena:,} B + other static ")
-    assert lines["RAM check"].endswith(f"B of {4 * 1024 * 1024:,} B: fits")
+    m = re.fullmatch(rf"RAM check: arena {arena:,} B \+ other static ([\d,]+) B \+ stack bound {bound:,} B = "
+                     rf"([\d,]+) B of 4,194,304 B: fits", lines["RAM check"])
+    other, total = (int(g.replace(",", "")) for g in m.groups())
+    assert arena + other + bound == total
 
 
 @pytest.mark.slow
@@ -195,9 +197,9 @@ def test_guarded_verify_is_bit_exact(cli):
 def test_arena_smaller_than_planned_trips_the_arena_end_canary(cli, generated, tmp_path):
     src = generated
     bad = tmp_path / "model"
-    shutil.copytree(src, bad, ignore=shutil.ignore_patterns("build"))
+    shutil.copytree(src, bad)
     header = bad / "model.h"
-    arena = arena_bytes_of(src)
+    arena = read_report(src).arena_bytes
     text = header.read_text()
     assert f"#define MODEL_ARENA_SIZE {arena}\n" in text
     header.write_text(text.replace(f"#define MODEL_ARENA_SIZE {arena}\n", f"#define MODEL_ARENA_SIZE {arena - 16}\n"))
@@ -211,17 +213,17 @@ def test_arena_smaller_than_planned_trips_the_arena_end_canary(cli, generated, t
 
 @pytest.mark.slow
 @needs_qemu
-def test_stack_reservation_too_small_for_the_measured_peak(generated, tmp_path):
-    """A board whose stack reservation is below the measured peak + margin: build refuses, naming the
-    sizes (the guard build keeps the overflow from corrupting anything else first)."""
+def test_stack_reservation_checked_against_the_static_bound_not_one_measurement(generated, tmp_path):
+    """A board whose stack reservation holds the measured peak of one inference but not the static
+    worst case + margin: the build refuses, naming the bound (one input's high-water mark proves
+    nothing about another input's path)."""
     src = generated
     board = load_board("mps2-an386")
-    fw = build_generated(src, board, build_dir=tmp_path / "ok", guard=True)
-    peak = measure_stack(fw).peak
-    tight = replace(board, stack_size=(peak + 128) // 8 * 8)  # fits the peak, not the margin
-    fw = build_generated(src, tight, build_dir=tmp_path / "tight", guard=True)
-    stack = measure_stack(fw)
-    assert stack.peak == peak and stack.guarded
-    with pytest.raises(McuforgeError, match=rf"the stack peaks at {peak:,} B \(measured\), the board reserves "
-                                            rf"{tight.stack_size:,} B \(memory\.stack_size"):
-        check_ram(fw, arena_bytes_of(src), stack)
+    fw = build_generated(src, board, tmp_path / "ok", guard=True)
+    peak, bound = measure_stack(fw).peak, fw.static_stack.bytes
+    assert peak < bound
+    tight = replace(board, stack_size=(bound + 128) // 8 * 8)  # fits the peak and the bound, not the margin
+    with pytest.raises(McuforgeError, match=rf"the stack needs up to {bound:,} B \(static worst case from gcc's "
+                                            rf"call graphs\), the board reserves {tight.stack_size:,} B "
+                                            rf"\(memory\.stack_size"):
+        build_generated(src, tight, tmp_path / "tight", guard=True)

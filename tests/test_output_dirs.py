@@ -1,6 +1,7 @@
 """`mcuforge compile -o DIR` never destroys a user's files (codegen/output_dir.py), through the real
 command line: what is written, what is replaced, what is refused (one line, exit 2, everything that
-was there still there byte for byte, nothing left beside it), and what --force does."""
+was there still there byte for byte, nothing left beside it), what --force does, and where
+`mcuforge build` builds (outside DIR)."""
 
 from __future__ import annotations
 
@@ -313,3 +314,50 @@ def test_force_never_replaces_the_directory_holding_the_model(tmp_path):
     refused(run_cli("compile", model, "-o", model, "--force"),
             f"-o {model}: holds {model}, the model being compiled: give another directory")
     assert model.read_bytes() == MODEL.read_bytes() and sorted(p.name for p in models.iterdir()) == ["m.tflite"]
+
+
+# ---------------------------------------------------------------- mcuforge build: outside DIR
+
+def test_build_dir_inside_the_output_is_refused(tmp_path):
+    out = tmp_path / "out"
+    assert compile_to(out).returncode == 0
+    before = snapshot(out)
+    refused(run_cli("build", out, "--board", "mps2-an386", "--build-dir", out / "build"),
+            f"build directory {out / 'build'} is inside {out}: the build would add files to the directory a "
+            "firmware add_subdirectory()s; give one outside it")
+    assert snapshot(out) == before
+
+
+def test_default_build_dir_is_outside_the_output(tmp_path, monkeypatch):
+    from mcuforge.boards import load_board
+    from mcuforge.device import default_build_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    board = load_board("mps2-an386")
+    a = default_build_dir(tmp_path / "out", board)
+    assert a.parent == tmp_path / "cache" / "mcuforge" / "build" and a.name.endswith("-mps2_an386")
+    assert default_build_dir(tmp_path / "x" / ".." / "out", board) == a  # the same directory, the same build
+    assert default_build_dir(tmp_path / "other", board) != a
+    assert default_build_dir(tmp_path / "out", board, guard=True) == a.with_name(a.name + "-guard")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not absolute: ignored, as the XDG spec says
+    assert default_build_dir(tmp_path / "out", board).parent == Path.home() / ".cache" / "mcuforge" / "build"
+
+
+_TOOLS = [t for t in ("arm-none-eabi-gcc", "cmake", "qemu-system-arm") if shutil.which(t) is None]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(_TOOLS) and os.environ.get("CI") != "true", reason=f"needs {', '.join(_TOOLS)}")
+def test_build_leaves_the_output_directory_alone(tmp_path, monkeypatch):
+    """`mcuforge build DIR` writes nothing into DIR (which a firmware may add_subdirectory()): the
+    ELF is under the cache directory, and says so; DIR can be compiled over again afterwards."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert compile_to(out).returncode == 0
+    before = snapshot(out)
+    proc = run_cli("build", out, "--board", "mps2-an386")
+    assert proc.returncode == 0, proc.stderr
+    assert snapshot(out) == before
+    elf = Path(proc.stdout.splitlines()[0].removeprefix("firmware: "))
+    assert elf.is_file() and (tmp_path / "cache" / "mcuforge" / "build") in elf.parents
+    assert compile_to(out).returncode == 0
