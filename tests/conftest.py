@@ -41,6 +41,16 @@ def compiled_dir(tmp_path_factory, model: Path, *extra: str) -> Path:
     return out
 
 
+@pytest.fixture(autouse=True, scope="session")
+def build_cache(tmp_path_factory):
+    """`mcuforge build DIR` builds under $XDG_CACHE_HOME: the tests' builds go to a temporary
+    directory, not the user's ~/.cache."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def cli():
     return run_cli
