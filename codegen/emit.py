@@ -242,7 +242,9 @@ def _header_for(kc: KernelCall, target) -> str:
 
 
 def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
-    """({.c name: path}, {.h name: path}) of the kernels the model uses, and the shared headers."""
+    """({.c name: path}, {.h name: path}) of the kernels the model uses, and the headers: the
+    shared ones of each target it uses, and a kernel's own header (`<source>.h` beside
+    `<source>.c`) only for the kernels it uses."""
     sources: dict[str, Path] = {}
     headers: dict[str, Path] = {}
     for step, b in enumerate(compiled.program.bindings):
@@ -256,7 +258,8 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
                                f"'{target.name}'")
         sources[src.name] = src
         for h in target.sources.glob("*.h"):
-            headers[h.name] = h
+            if h.stem == kc.source or not h.with_suffix(".c").exists():
+                headers[h.name] = h
     for h in Path(str(files("mcuforge.firmware") / "include")).glob("*.h"):
         headers[h.name] = h
     return sources, headers

@@ -224,22 +224,9 @@ def test_path_in_a_filesystem_that_takes_no_directories(out, parent):
     assert "Traceback" not in proc.stderr and not os.path.lexists(out)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory anyway; /proc and /sys above "
-                                              "cover an unwritable place for root")
-def test_read_only_directory(tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    try:
-        refused(compile_to(ro / "out"), f"-o {ro / 'out'}: cannot create a directory in {ro} (Permission denied)")
-        refused(compile_to(ro / "a" / "out"), f"-o {ro / 'a' / 'out'}: cannot create {ro / 'a'} (Permission denied)")
-        assert list(ro.iterdir()) == []
-    finally:
-        ro.chmod(0o755)
-
-
 def test_permission_denied_in_process(tmp_path, capsys, monkeypatch):
-    """As the read-only case above, for root too: creating anything in `ro` is refused by the OS."""
+    """A read-only directory (CI runs as root, which writes anyway: the OS refusal is simulated):
+    creating anything in `ro` is refused with one line naming the path and the OS's reason."""
     import errno
 
     from mcuforge.cli import main

@@ -82,15 +82,17 @@ def test_reference_and_portable_c_equal_tflm(tmp_path, const_second):
     assert res.ok, [str(m) for m in res.mismatches]
 
 
+@pytest.mark.parametrize("const_second", [False, True], ids=["inputs", "constant"])
 @pytest.mark.parametrize("dsp", [False, True], ids=["plain", "dsp"])
-def test_cmsis_nn_kernel_equals_tflm(tmp_path, monkeypatch, dsp):
+def test_cmsis_nn_kernel_equals_tflm(tmp_path, monkeypatch, dsp, const_second):
     """Same-shape and scalar-operand int8 calls go to the cmsis-nn kernel (both operand orders,
-    odd sizes for the vector tails), the rest to the portable one; all bit-exact with TFLM."""
+    odd sizes for the vector tails, the second operand an input or a constant), the rest to the
+    portable one; all bit-exact with TFLM."""
     import mcuforge.host
 
     shapes = [((256, 256), (256, 256)), ((1, 5, 7, 3), (1, 5, 7, 3)), ((1, 4, 5, 8), (1,)), ((1,), (3, 11)),
               ((1, 4, 5, 8), (1, 1, 1, 8))]
-    blob, data = build([(op, "int8", s1, s2) for op in OPS for s1, s2 in shapes])
+    blob, data = build([(op, "int8", s1, s2) for op in OPS for s1, s2 in shapes], const_second)
     path = tmp_path / "m.tflite"
     path.write_bytes(blob)
     compiled = compile_model(path)

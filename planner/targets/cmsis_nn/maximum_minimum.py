@@ -5,7 +5,7 @@ Helium path (VMAX/VMIN, 16 lanes) and a DSP path (SSUB8 + SEL, 4 lanes); its cal
 from __future__ import annotations
 
 import numpy as np
-from mcuforge.ir.expr import Call, Expr
+from mcuforge.ir.expr import Call, Constant, Expr
 
 from ...kernel import KernelCall
 from ...patterns import op, wildcard
@@ -28,7 +28,8 @@ def lower(call: Call) -> Lowered:
     a, b = (x.type for x in call.args)
     scalar = 0 if a.shape == b.shape else (1 if a.size == 1 else 2)
     params = {"size": call.type.size, "scalar": scalar}
-    return Lowered(f"mcu_cmsis_{call.op}_s8", params, {}, model, in_place=True, source="mcu_cmsis_max_min_s8",
+    consts = {f"arg{i}": x.data for i, x in enumerate(call.args) if isinstance(x, Constant)}  # constant operands
+    return Lowered(f"mcu_cmsis_{call.op}_s8", params, consts, model, in_place=True, source="mcu_cmsis_max_min_s8",
                    struct="mcu_cmsis_max_min_params", op_args=2)
 
 
