@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from conftest import MODELS, run_cli
-
 from mcuforge.codegen.output_dir import MARKER
 
 MODEL = MODELS / "conv_2d_16ch_same_relu6.tflite"
@@ -317,6 +316,7 @@ def test_build_dir_inside_the_output_is_refused(tmp_path):
 
 def test_default_build_dir_is_outside_the_output(tmp_path, monkeypatch):
     from mcuforge.boards import load_board
+
     from mcuforge.device import default_build_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
