@@ -58,6 +58,15 @@ def _check_quant(t: TflTensor, q: QuantParams) -> None:
                 raise ModelError(f"{where}: zero point {z} outside the {t.dtype} range [{info.min}, {info.max}]")
 
 
+class NotConstantError(ModelError):
+    """An operator input that mcuforge needs constant (an axis, a shape) is computed at run time:
+    reported as an unsupported operator, so the other operators are still checked."""
+
+    def __init__(self, where: str, reason: str):
+        super().__init__(f"{where}: {reason}")
+        self.reason = reason
+
+
 class _Ctx:
     """The frontend's implementation of registry.ParseContext for one operator."""
 
@@ -77,7 +86,8 @@ class _Ctx:
             raise self.fail(f"input {i} is missing")
         t = self._graph.tensors[self._op.inputs[i]]
         if t.data is None:
-            raise self.fail(f"input {i} ('{t.name}') must be a constant tensor")
+            raise NotConstantError(f"operator #{self.index} {self.name}",
+                                   f"input {i} ('{t.name}') must be a constant tensor")
         return t.data
 
     def fail(self, why: str) -> Exception:
@@ -178,6 +188,10 @@ def import_graph(graph: TflGraph) -> ImportResult:
                 _placeholder(env, out_t)
                 continue
             shape, dtype = opdef.infer(view.args, attrs)
+        except NotConstantError as e:
+            problems.append((op.index, op.name, e.reason))
+            _placeholder(env, out_t)
+            continue
         except ModelError:
             raise
         except Exception as e:  # a malformed operator the parser or inference trips over

@@ -24,10 +24,19 @@ def tflite_round(x: float) -> int:
     return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
 
 
-def quantize_multiplier(real: float) -> tuple[int, int]:
-    """A real multiplier as (Q0.31 significand, power-of-two exponent), TFLite's QuantizeMultiplier.
+# TFLM's MultiplyByQuantizedMultiplier computes x * (1 << shift) in int32: a left shift of 31 or more
+# is undefined there. quantize_multiplier returns TFLM's true shift; each op's support check refuses a
+# multiplier whose shift is above this, and multiply_by_quantized_multiplier raises on one.
+MAX_LEFT_SHIFT = 30
 
-    real ~= mult * 2**(shift - 31). A positive shift is a left shift."""
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """A real multiplier as (Q0.31 significand, power-of-two exponent), exactly TFLM's QuantizeMultiplier
+    (the double-rounding build): real ~= mult * 2**(shift - 31), a positive shift is a left shift.
+
+    A multiplier below 2**-32 (shift < -31) is flushed to (0, 0), as TFLM does. The shift is not
+    capped above: TFLM's is not either (a shift above MAX_LEFT_SHIFT makes its requantization
+    undefined, which the support checks refuse)."""
     if real == 0.0:
         return 0, 0
     q, shift = math.frexp(real)
@@ -37,8 +46,6 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
         shift += 1
     if shift < -31:
         return 0, 0
-    if shift > 30:
-        return (1 << 31) - 1, 30
     return q_fixed, shift
 
 
@@ -89,8 +96,11 @@ def rounding_divide_by_pot(x, exponent) -> np.ndarray:
 
 def multiply_by_quantized_multiplier(x, mult, shift) -> np.ndarray:
     """TFLM's MultiplyByQuantizedMultiplier (double rounding). `mult`/`shift` may be arrays that
-    broadcast against x (per-channel)."""
+    broadcast against x (per-channel). A shift above MAX_LEFT_SHIFT (undefined in TFLM) raises."""
     shift = np.asarray(shift, dtype=np.int64)
+    if np.any(shift > MAX_LEFT_SHIFT):
+        raise ValueError(f"a left shift of {int(np.max(shift))} is undefined in TFLM's requantization "
+                         f"(at most {MAX_LEFT_SHIFT})")
     left = np.maximum(shift, 0)
     right = np.maximum(-shift, 0)
     scaled = wrap_int32(np.asarray(x, dtype=np.int64) * (np.int64(1) << left))
@@ -113,25 +123,38 @@ def dtype_range(dtype: str) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
+def clamp_bound(real: float, scale: float, zero_point: int) -> int | None:
+    """zero_point + round(real / scale), the division and the rounding in float32 as TFLM's Quantize
+    (kernel_util.cc) computes an activation bound; None when it does not fit in int32 (TFLM then
+    refuses the model, or converts out of range: undefined)."""
+    r = float(np.float32(real) / np.float32(scale))
+    if not math.isfinite(r):
+        return None
+    rounded = tflite_round(r)
+    value = zero_point + rounded
+    return value if INT32_MIN <= rounded <= INT32_MAX and INT32_MIN <= value <= INT32_MAX else None
+
+
+# The real bounds of each fused activation (None: unbounded on that side).
+ACTIVATION_BOUNDS = {"NONE": (None, None), "RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
 def activation_range(activation: str, scale: float, zero_point: int, dtype: str = "int8") -> tuple[int, int]:
     """TFLite's CalculateActivationRangeQuantized: the fused activation as an integer clamp in the
-    output's quantized domain. Supported activations: NONE, RELU, RELU6, RELU_N1_TO_1."""
+    output's quantized domain. Supported activations: NONE, RELU, RELU6, RELU_N1_TO_1. Raises
+    ValueError when a bound does not fit in int32 (the support checks refuse those models)."""
+    if activation not in ACTIVATION_BOUNDS:
+        raise ValueError(f"fused activation {activation} has no quantized form")
     qmin, qmax = dtype_range(dtype)
-    s = np.float32(scale)
-
-    def q(real: float) -> int:
-        # zero_point + round(real / scale), the division in float32 as TFLite does.
-        return zero_point + tflite_round(float(np.float32(real) / s))
-
-    if activation == "NONE":
-        return qmin, qmax
-    if activation == "RELU":
-        return max(qmin, q(0.0)), qmax
-    if activation == "RELU6":
-        return max(qmin, q(0.0)), min(qmax, q(6.0))
-    if activation == "RELU_N1_TO_1":
-        return max(qmin, q(-1.0)), min(qmax, q(1.0))
-    raise ValueError(f"fused activation {activation} has no quantized form")
+    out = [qmin, qmax]
+    for k, real in enumerate(ACTIVATION_BOUNDS[activation]):
+        if real is None:
+            continue
+        bound = clamp_bound(real, scale, zero_point)
+        if bound is None:
+            raise ValueError(f"{activation} bound {real:g} / scale {scale:g} does not fit in int32")
+        out[k] = max(qmin, bound) if k == 0 else min(qmax, bound)
+    return out[0], out[1]
 
 
 def saturate(x: np.ndarray, dtype: str) -> np.ndarray:

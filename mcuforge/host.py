@@ -13,6 +13,8 @@ import numpy as np
 from mcuforge.errors import McuforgeError
 
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
+# The cmsis-nn kernels' DSP paths on the host, each instruction a C model (mcu_cmsis_dsp.h).
+DSP_EMULATE = "-DMCU_CMSIS_DSP_EMULATE"
 
 
 class HostBuildError(McuforgeError):
@@ -21,14 +23,15 @@ class HostBuildError(McuforgeError):
     exit_code = 3
 
 
-def build_host(src_dir: Path, exe: Path | None = None, cc: str = "gcc") -> Path:
+def build_host(src_dir: Path, exe: Path | None = None, cc: str = "gcc", extra_cflags: Sequence[str] = ()) -> Path:
+    """Compile the generated C in `src_dir` with the host harness; `extra_cflags` e.g. DSP_EMULATE."""
     if shutil.which(cc) is None:
         raise HostBuildError(f"{cc} not found: install a host C compiler (apt-get install gcc)")
     src_dir = Path(src_dir)
     exe = exe or src_dir / "host_model"
     main = Path(str(files("mcuforge.firmware") / "host" / "host_main.c"))
     sources = sorted(str(p) for p in src_dir.glob("*.c")) + sorted(str(p) for p in (src_dir / "kernels").glob("*.c"))
-    cmd = [cc, *CFLAGS, "-I", str(src_dir), "-I", str(src_dir / "kernels"), *sources, str(main), "-o", str(exe), "-lm"]
+    cmd = [cc, *CFLAGS, *extra_cflags, "-I", str(src_dir), "-I", str(src_dir / "kernels"), *sources, str(main), "-o", str(exe), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         first = "\n".join(proc.stderr.strip().splitlines()[:12])

@@ -11,6 +11,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 MODELS = FIXTURES / "models"
 MLPERF = FIXTURES / "mlperf"
 BAD = FIXTURES / "bad"
+REGIMES = FIXTURES / "regimes"
 MLPERF_MODELS = {
     "kws": MLPERF / "kws_ref_model.tflite",
     "vww": MLPERF / "vww_96_int8.tflite",
@@ -23,6 +24,11 @@ def manifest() -> list[dict]:
     """Every fixture of tests/fixtures/models: MANIFEST.json and the groups' MANIFEST.<group>.json
     (tools/gen_fixtures.py and its tools/fixtures_<group>.py tables)."""
     return [e for path in sorted(MODELS.glob("MANIFEST*.json")) for e in json.loads(path.read_text())]
+
+
+def regimes() -> list[dict]:
+    """tests/fixtures/regimes/MANIFEST.json (tools/gen_regimes.py): models at the edges of what TFLM defines."""
+    return json.loads((REGIMES / "MANIFEST.json").read_text())
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

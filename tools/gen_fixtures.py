@@ -518,6 +518,26 @@ def _(W):
     return lambda x: tf.nn.softmax(x, axis=-1)
 
 
+@fixture("softmax_1001_classes", "MobileNet-like classifier with 1001 classes: conv3x3 s2 relu6 -> dw3x3 relu6 -> "
+         "conv1x1 relu6 -> global mean -> FC 1001 -> int8 SOFTMAX over 1001 elements (rows of 512+ elements: TFLM "
+         "aborts only on a row whose sum of exponentials reaches 512, which real logits do not reach)",
+         [(1, 16, 16, 3)], [(-1.0, 1.0)], ["CONV_2D", "DEPTHWISE_CONV_2D", "MEAN", "FULLY_CONNECTED", "SOFTMAX"])
+def _(W):
+    w1, b1 = W.filt(3, 3, 3, 16), W.bias(16)
+    d, db = W.filt(3, 3, 16, 1, ch_axes=(-2, -1)), W.bias(16)
+    p, pb = W.filt(1, 1, 16, 32), W.bias(32)
+    fw, fb = W.filt(32, 1001), W.bias(1001, 0.1)
+
+    def f(x):
+        y = tf.nn.relu6(conv(x, w1, 2) + b1)  # [1,8,8,16]
+        y = tf.nn.relu6(dwconv(y, d) + db)
+        y = tf.nn.relu6(conv(y, p) + pb)
+        y = tf.reduce_mean(y, axis=[1, 2])  # [1,32]
+        return tf.nn.softmax(tf.matmul(y, fw) + fb)
+
+    return f
+
+
 @fixture("softmax_beta_2p5", "softmax over [1,4,6] with beta=2.5 (set by a post-conversion option edit)",
          [(1, 4, 6)], [(-1.0, 1.0)], ["SOFTMAX"], patch=patch_softmax_beta(2.5))
 def _(W):

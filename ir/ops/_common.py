@@ -160,6 +160,39 @@ def supported_fused_activation(v: OpView) -> str | None:
     return None if act in QUANTIZABLE_ACTIVATIONS else f"got {act}"
 
 
+def fused_clamp_fits_int32(v: OpView) -> str | None:
+    """A fused RELU6 or RELU_N1_TO_1 needs its clamp bounds, the output zero point plus round(6 / output
+    scale) (or round(+-1 / output scale)), within int32: TFLM refuses the model otherwise (the pooling
+    ops instead leave the bound unset: undefined)."""
+    act, q = v.attrs.get("activation", "NONE"), v.out.quant
+    if act not in ("RELU6", "RELU_N1_TO_1") or q is None or q.per_channel:
+        return None  # other activations and quantizations are reported by other checks
+    return clamp_detail(act, q.s, q.zp)
+
+
+def clamp_detail(act: str, scale: float, zp: int) -> str | None:
+    """What is wrong with the clamp bounds of activation `act` at (scale, zero point), or None."""
+    bad = [b for b in quant.ACTIVATION_BOUNDS[act] if b and quant.clamp_bound(b, scale, zp) is None]
+    return None if not bad else f"{act}: {bad[0]:g} / {scale:.6g} does not fit in int32"
+
+
+def left_shift_detail(shifts: Any, what: str = "the multiplier") -> str | None:
+    """None when every requantization shift is at most quant.MAX_LEFT_SHIFT, else what is wrong."""
+    worst = int(np.max(shifts))
+    return None if worst <= quant.MAX_LEFT_SHIFT else f"{what} has exponent {worst}"
+
+
+def rescale_below_2_30(v: OpView) -> str | None:
+    """The requantization multiplier, input scale x weight scale / output scale, must be below 2^30
+    for every output channel: TFLM shifts the accumulator left by the multiplier's exponent in
+    int32, which is undefined from a shift of 31."""
+    x, w, out = v.args[0].quant, v.args[1].quant, v.out.quant
+    if x is None or w is None or out is None or x.per_channel or out.per_channel:
+        return None  # reported by other checks
+    _, shift = per_channel_multipliers(x.s, w.scale, out.s, len(w.scale))
+    return left_shift_detail(shift, "a channel's multiplier")
+
+
 def batch_one(v: OpView) -> str | None:
     """Batch size must be 1."""
     return None if v.args[0].shape[0] == 1 else f"batch is {v.args[0].shape[0]}"

@@ -66,8 +66,7 @@ def relu_x(x: np.ndarray, v: OpView, act_min: float | None, act_max: float | Non
     quantized [act_min, act_max] (bounds computed with roundf(bound / s_out) in float32). The
     multiplier is s_in / s_out in double (TFLM), or as a float32 quotient (TFLite)."""
     qi, qo = v.args[0].quant, v.out.quant
-    real = float(f32(qi.s) / f32(qo.s)) if float32_quotient else _f64(qi.s) / _f64(qo.s)
-    m, s = quant.quantize_multiplier(real)
+    m, s = relu_multiplier(v, float32_quotient)
     lo, hi = -128, 127
     if act_min is not None:
         lo = max(lo, qo.zp + int(_round_half_away(f32(act_min) / f32(qo.s))))
@@ -75,6 +74,13 @@ def relu_x(x: np.ndarray, v: OpView, act_min: float | None, act_max: float | Non
         hi = min(hi, qo.zp + int(_round_half_away(f32(act_max) / f32(qo.s))))
     out = qo.zp + quant.multiply_by_quantized_multiplier(x.astype(np.int64) - qi.zp, m, s)
     return np.clip(out, lo, hi).astype(np.int8)
+
+
+def relu_multiplier(v: OpView, float32_quotient: bool) -> tuple[int, int]:
+    """RELU's (TFLM) or RELU_N1_TO_1's (TFLite, float32 quotient) rescaling multiplier s_in / s_out."""
+    qi, qo = v.args[0].quant, v.out.quant
+    real = float(f32(qi.s) / f32(qo.s)) if float32_quotient else _f64(qi.s) / _f64(qo.s)
+    return quant.quantize_multiplier(real)
 
 
 def reference_relu(args, v: OpView):
@@ -172,6 +178,56 @@ def hard_swish_output_scale(v: OpView) -> str | None:
     return None if e <= 0 else f"input scale {v.args[0].quant.s:.6g}, output scale {v.out.quant.s:.6g}"
 
 
+def _quantized(v: OpView) -> bool:
+    return c.quantized_per_tensor_io(v) is None
+
+
+def relu_rescale_below_2_30(v: OpView) -> str | None:
+    """The rescaling multiplier, input scale / output scale, must be below 2^30: TFLM shifts the input
+    left by the multiplier's exponent in int32, which is undefined from a shift of 31."""
+    return c.left_shift_detail(relu_multiplier(v, False)[1]) if _quantized(v) else None
+
+
+def relu_n1_to_1_rescale_below_2_30(v: OpView) -> str | None:
+    """The rescaling multiplier, input scale / output scale (a float32 quotient, as TFLite), must be
+    below 2^30: the input is shifted left by the multiplier's exponent in int32, which is undefined
+    from a shift of 31."""
+    return c.left_shift_detail(relu_multiplier(v, True)[1]) if _quantized(v) else None
+
+
+def relu_n1_to_1_bounds_fit(v: OpView) -> str | None:
+    """The clamp bounds, the output zero point plus round(+-1 / output scale), must fit in int32 (the
+    conversion to int32 is undefined beyond)."""
+    return c.clamp_detail("RELU_N1_TO_1", v.out.quant.s, v.out.quant.zp) if _quantized(v) else None
+
+
+def relu6_bound_fits(v: OpView) -> str | None:
+    """The clamp bound, the input zero point plus round(6 / input scale), must fit in int32: TFLM's
+    conversion of it to int32 is undefined beyond."""
+    q = v.args[0].quant
+    return c.clamp_detail("RELU6", q.s, q.zp) if _quantized(v) else None
+
+
+def leaky_relu_rescale_below_2_30(v: OpView) -> str | None:
+    """Both rescaling multipliers, input scale / output scale and input scale x |alpha| / output
+    scale, must be below 2^30: TFLM shifts the input left by their exponents in int32, which is
+    undefined from a shift of 31."""
+    if not _quantized(v):
+        return None
+    (_, si), (_, sa) = leaky_relu_multipliers(v.args[0].quant.s, v.attrs["alpha"], v.out.quant.s)
+    return c.left_shift_detail(si, "s_in / s_out") or c.left_shift_detail(sa, "s_in x |alpha| / s_out")
+
+
+def hard_swish_reluish_shift(v: OpView) -> str | None:
+    """The input scale must be below 3 x 2^23 (about 2.5e7): TFLM's "reluish" multiplier, input
+    scale / 128 / (3 / 32768), then has an exponent of at most 31; its left shift by the exponent
+    minus one is undefined from 31."""
+    if not _quantized(v):
+        return None
+    e = hard_swish_params(v.args[0].quant.s, v.out.quant.s)["reluish_exponent"]
+    return None if e <= quant.MAX_LEFT_SHIFT + 1 else f"input scale {v.args[0].quant.s:.6g} gives exponent {e}"
+
+
 _CHECKS = (c.int8_activations, c.quantized_per_tensor_io, rank_at_most_6)
 
 # A fused activation followed by a standalone one (in the same quantization) is one fused activation.
@@ -215,16 +271,17 @@ TFLM = {"relu": "activations.cc, ReluQuantized", "relu6": "activations.cc, Relu6
         "leaky_relu": "leaky_relu.cc, QuantizeLeakyRelu", "hard_swish": "hard_swish.cc, reference_ops::HardSwish"}
 
 for _name, _doc, _ref, _parse, _extra, _portable_kernel, _folds_as in (
-    ("relu", "max(x, 0), rescaled to the output quantization.", reference_relu, parse_plain, (), TABLE, "RELU"),
+    ("relu", "max(x, 0), rescaled to the output quantization.", reference_relu, parse_plain,
+     (relu_rescale_below_2_30,), TABLE, "RELU"),
     ("relu6", "min(max(x, 0), 6), clamped in the input's quantized domain (as TFLM: no rescaling).",
-     reference_relu6, parse_plain, (), Portable(lower_relu6, in_place=True), "RELU6"),
+     reference_relu6, parse_plain, (relu6_bound_fits,), Portable(lower_relu6, in_place=True), "RELU6"),
     ("relu_n1_to_1", ("min(max(x, -1), 1), rescaled to the output quantization (TFLM has no kernel for "
-                      "this op; TFLite's reference semantics)."), reference_relu_n1_to_1, parse_plain, (), TABLE,
-     None),
+                      "this op; TFLite's reference semantics)."), reference_relu_n1_to_1, parse_plain,
+     (relu_n1_to_1_rescale_below_2_30, relu_n1_to_1_bounds_fit), TABLE, None),
     ("leaky_relu", "x for x >= 0, alpha * x otherwise, rescaled to the output quantization.",
-     reference_leaky_relu, parse_leaky, (), TABLE, None),
+     reference_leaky_relu, parse_leaky, (leaky_relu_rescale_below_2_30,), TABLE, None),
     ("hard_swish", "x * relu6(x + 3) / 6 in TFLM's int16 fixed-point pipeline.", reference_hard_swish,
-     parse_plain, (hard_swish_output_scale,), TABLE, None),
+     parse_plain, (hard_swish_output_scale, hard_swish_reluish_shift), TABLE, None),
 ):
     register(OpDef(
         name=_name,

@@ -10,6 +10,9 @@ scales (CalculateOpDataAdd). Some TFLM sources of CalculateOpDataSub compute the
 instead; the TFLM we verify against computes SUB in double as well, and so do we (the float32
 variant differs on a few input pairs for some scales; tests/ops/test_arith_ops.py checks this).
 Both use the general path whatever the quantization (no "same scale" shortcut for int8 in TFLM).
+A multiplier below 2**-32 is flushed to (0, 0) by QuantizeMultiplier (an input so much finer than
+the other then contributes nothing, an output so much coarser is its zero point): well defined in
+TFLM, and computed the same way here.
 """
 
 from __future__ import annotations
@@ -106,12 +109,12 @@ def rank_at_most_6(v: OpView) -> str | None:
 
 def output_multiplier_below_one(v: OpView) -> str | None:
     """Twice the larger input scale must be smaller than 2**20 times the output scale (TFLM
-    requires a rescaling multiplier below one)."""
+    requires an output rescaling multiplier below one). A multiplier below 2**-32 is flushed to
+    zero, as TFLM does."""
     if all_quantized_per_tensor(v) is not None:
         return None
-    pairs = multipliers(v.args[0].quant.s, v.args[1].quant.s, v.out.quant.s)
-    ok = all(m > 0 and s <= 0 for m, s in pairs)
-    return None if ok else "the output scale is too small for the input scales"
+    *_, (_, shift) = multipliers(v.args[0].quant.s, v.args[1].quant.s, v.out.quant.s)
+    return None if shift <= 0 else "the output scale is too small for the input scales"
 
 
 def lower_c(call) -> CKernel:
@@ -128,7 +131,7 @@ def lower_c(call) -> CKernel:
 PORTABLE = Portable(lower_c)
 
 CHECKS = (c.all_int8_activations, all_quantized_per_tensor, broadcastable, c.supported_fused_activation,
-          output_multiplier_below_one)
+          output_multiplier_below_one, c.fused_clamp_fits_int32)
 
 register(OpDef(
     name="add",

@@ -111,6 +111,16 @@ def lower_c(call) -> CKernel:
     return CKernel("mcu_mean_s8", "mcu_mean_s8", "mcu_mean_params", params)
 
 
+def rescale_below_2_30(v: OpView) -> str | None:
+    """The mean's multiplier, input scale / output scale with 1 / (number of averaged elements)
+    folded in as TFLM folds it, must be below 2^30: TFLM shifts the sum left by the multiplier's
+    exponent in int32, which is undefined from a shift of 31."""
+    if c.quantized_per_tensor_io(v) is not None:
+        return None
+    count = int(np.prod([v.args[0].shape[a] for a in v.attrs["axis"]], dtype=np.int64))
+    return c.left_shift_detail(mean_multiplier(v.args[0].quant.s, v.out.quant.s, count)[1])
+
+
 def mean_without_keep_dims(call, ctx):
     """MEAN without keep_dims -> MEAN with keep_dims, then RESHAPE (a view) to the reduced shape, so
     the mean itself can legalize further (e.g. to an average pool)."""
@@ -160,7 +170,7 @@ register(OpDef(
         "quantization may differ.",
     infer=infer,
     reference=reference,
-    checks=(c.int8_activations, c.quantized_per_tensor_io, rank_limit, axes_limit, nonempty),
+    checks=(c.int8_activations, c.quantized_per_tensor_io, rank_limit, axes_limit, nonempty, rescale_below_2_30),
     tflite={"MEAN": parse},
     legalize=(mean_without_keep_dims, hw_mean_as_average_pool),
     portable=Portable(lower_c),

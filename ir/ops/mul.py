@@ -59,7 +59,7 @@ register(OpDef(
     infer=infer,
     reference=reference,
     checks=(c.all_int8_activations, all_quantized_per_tensor, broadcastable, multiplier_in_range,
-            c.supported_fused_activation),
+            c.supported_fused_activation, c.fused_clamp_fits_int32),
     tflite={"MUL": parse},
     portable=Portable(lower_c),
     fuses_activation=True,

@@ -103,7 +103,7 @@ def window_not_absurd(v: OpView) -> str | None:
 
 
 _CHECKS = (c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, same_io_quant, positive_window,
-           window_not_absurd, valid_window_fits, c.supported_fused_activation)
+           window_not_absurd, valid_window_fits, c.supported_fused_activation, c.fused_clamp_fits_int32)
 
 def lower_c(call) -> CKernel:
     """mcu_average_pool_2d_s8 / mcu_max_pool_2d_s8: the window geometry and the activation clamp."""

@@ -18,6 +18,7 @@ import numpy as np
 from mcuforge.ir import quant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _common as c
 from . import _portable
 from .add_sub import rank_at_most_6
 
@@ -108,6 +109,16 @@ def quantized_integer_input(v: OpView) -> str | None:
     return "input is quantized per channel" if t.quant.per_channel else None
 
 
+def requantize_below_2_30(v: OpView) -> str | None:
+    """From an integer input, the rescaling multiplier, input scale / output scale, must be below
+    2^30: TFLM shifts the input left by the multiplier's exponent in int32, which is undefined from a
+    shift of 31."""
+    qi, qo = v.args[0].quant, v.out.quant
+    if v.args[0].dtype == "float32" or qi is None or qo is None or qi.per_channel or qo.per_channel:
+        return None
+    return c.left_shift_detail(requantize_multiplier(qi.s, qo.s)[1])
+
+
 def dequantize_types(v: OpView) -> str | None:
     """DEQUANTIZE must go from int8 or int16 to float32."""
     if v.args[0].dtype in DEQUANTIZE_INPUTS and v.out.dtype == "float32":
@@ -171,7 +182,7 @@ register(OpDef(
     doc="Quantize float32 to int8/int16, or requantize between integer quantizations.",
     infer=infer_quantize,
     reference=reference_quantize,
-    checks=(quantize_types, quantized_output, quantized_integer_input, rank_at_most_6),
+    checks=(quantize_types, quantized_output, quantized_integer_input, rank_at_most_6, requantize_below_2_30),
     tflite={"QUANTIZE": parse},
     legalize=(integer_quantize_as_requantize,),
     portable=QUANTIZE,

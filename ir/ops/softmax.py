@@ -7,6 +7,12 @@ cut-off diff_min = -CalculateInputRadius(5, left_shift) (floor in double). Each 
 the row maximum below diff_min give the minimum output; the others go through gemmlowp's
 exp_on_negative_values (Q5.26 in, Q0.31 out), are summed in Q12.19, and are scaled by GetReciprocal
 of the sum.
+
+With int8 output the final RoundingDivideByPOT divides by 2**(23 + floor(log2(sum))): once a row's
+sum reaches 512 the exponent exceeds 31 and TFLM aborts (assert in gemmlowp's RoundingDivideByPOT;
+undefined in a build without asserts). That needs 512 or more elements near the row maximum, which
+no quantization parameter rules out (a row of equal values sums to its length), so long rows are
+accepted (real 1001-class classifiers have peaked rows) and such a row gives -128 everywhere here.
 """
 
 from __future__ import annotations
@@ -62,7 +68,17 @@ def softmax_params(beta: float, input_scale: float) -> tuple[int, int, int]:
 
 def softmax_int8(x: np.ndarray, beta: float, input_scale: float, out_dtype: str = "int8") -> np.ndarray:
     """The int8 softmax over the last axis, for any leading shape."""
-    mult, shift, diff_min = softmax_params(beta, input_scale)
+    return softmax_rows(x, *softmax_params(beta, input_scale), out_dtype)
+
+
+# 512 in Q12.19: a row whose sum of exponentials reaches it makes TFLM's final RoundingDivideByPOT
+# (int8 output) take an exponent above 31, where TFLM aborts (an assert; undefined without asserts).
+INT8_SUM_LIMIT = 512 << (31 - ACCUMULATION_INTEGER_BITS)
+
+
+def softmax_rows(x: np.ndarray, mult: int, shift: int, diff_min: int, out_dtype: str = "int8") -> np.ndarray:
+    """TFLM's arithmetic on its precomputed (input multiplier, left shift, diff_min). With int8 output,
+    a row whose sum of exponentials reaches 512 (TFLM aborts there) gives -128 everywhere."""
     xs = x.astype(np.int64)
     diff = xs - xs.max(axis=-1, keepdims=True)
     valid = diff >= diff_min
@@ -70,14 +86,17 @@ def softmax_int8(x: np.ndarray, beta: float, input_scale: float, out_dtype: str 
     rescaled = quant.multiply_by_quantized_multiplier_greater_than_one(np.where(valid, diff, 0), mult, shift)
     exps = fp.exp_on_negative_values(rescaled, SCALED_DIFF_INTEGER_BITS)  # Q0.31
     acc = fp.rescale(exps, 0, ACCUMULATION_INTEGER_BITS)
-    sum_of_exps = fp.wrap_int32(np.where(valid, acc, 0).sum(axis=-1, keepdims=True))
+    total = np.where(valid, acc, 0).sum(axis=-1, keepdims=True)  # exact (int64)
+    sum_of_exps = fp.wrap_int32(total)  # TFLM's int32 sum (wraps only past 4096, on rows of 4096+)
     shifted_scale, num_bits_over_unit = fp.get_reciprocal(sum_of_exps, ACCUMULATION_INTEGER_BITS)
     bits = np.iinfo(np.dtype(out_dtype)).bits
     exponent = num_bits_over_unit + 31 - bits
     unsat = quant.rounding_divide_by_pot(fp.srdhm(shifted_scale, exps), exponent)
     lo, hi = quant.dtype_range(out_dtype)
-    out = np.clip(unsat + lo, lo, hi)
-    return np.where(valid, out, lo).astype(np.dtype(out_dtype))
+    out = np.where(valid, np.clip(unsat + lo, lo, hi), lo)
+    if out_dtype == "int8":
+        out = np.where(total >= INT8_SUM_LIMIT, lo, out)
+    return out.astype(np.dtype(out_dtype))
 
 
 def reference(args, v: OpView):
@@ -113,13 +132,6 @@ def at_least_1d(v: OpView) -> str | None:
     return None if v.args[0].rank >= 1 else "the input is a scalar"
 
 
-def int8_output_depth(v: OpView) -> str | None:
-    """With int8 output, the softmax axis must have fewer than 512 elements (TFLM's kernel aborts
-    when the sum of the exponentials of a row reaches 512)."""
-    depth = v.args[0].shape[-1] if v.args[0].rank else 1
-    return None if v.out.dtype != "int8" or depth < 512 else f"the last axis has {depth} elements"
-
-
 def multiplier_above_one(v: OpView) -> str | None:
     """beta * input scale * 2**26 must exceed 1 (TFLM's PreprocessSoftmaxScaling aborts otherwise)."""
     q = v.args[0].quant
@@ -143,11 +155,14 @@ register(OpDef(
     name="softmax",
     tflm="softmax.cc, reference_ops::Softmax<int8_t, OutputT>",
     kind=OpKind.COMPLEX,
-    doc="Softmax over the last axis with a beta factor; int8 input, int8 (or int16) output.",
+    doc="Softmax over the last axis with a beta factor; int8 input, int8 (or int16) output. With int8 "
+        "output, a row whose sum of exponentials reaches 512 (only possible on rows of 512 or more "
+        "elements, e.g. 512 equal values) makes TFLM abort; mcuforge outputs -128 for that whole row "
+        "(every probability in it is then at most 1/512), and is bit-exact on every other row.",
     infer=infer,
     reference=reference,
     checks=(int8_input, int8_or_int16_output, c.quantized_per_tensor_io, required_output_quant,
-            at_least_1d, int8_output_depth, multiplier_above_one, rank_at_most_6),
+            at_least_1d, multiplier_above_one, rank_at_most_6),
     tflite={"SOFTMAX": parse},
     portable=Portable(lower_c),
 ))

@@ -18,7 +18,8 @@ TFLM (not desktop TFLite) is the target. Differences found, each checked below:
   divisions (checked on scales where a double division would round the other way).
 - RELU_N1_TO_1 has no TFLM kernel; we follow TFLite's reference kernel, which (unlike this TFLM)
   takes the float32 quotient s_in / s_out for its multiplier.
-- Int8 SOFTMAX aborts in TFLM when a row's sum of exponentials reaches 512 (rows of 512+ elements).
+- Int8 SOFTMAX aborts in TFLM when a row's sum of exponentials reaches 512 (rows of 512+ elements);
+  mcuforge gives -128 for such a row (tests/test_regimes.py).
 - LOGISTIC/TANH only check (part of) the output quantization and always compute for 1/256, -128
   resp. 1/128, 0; we require exactly those.
 """
@@ -622,9 +623,8 @@ def test_softmax_output_rules():
 
     bad_q = _problems([softmax(10, T((1, 10), scale=1 / 255, zp=-128))])
     assert "scale 1/256 and zero point -128" in bad_q and "0.0039215" in bad_q, bad_q
-    deep = _problems([softmax(512, T((1, 512), scale=1 / 256, zp=-128))])
-    assert "fewer than 512 elements" in deep and "512 elements)" in deep, deep
-    assert _problems([softmax(511, T((1, 511), scale=1 / 256, zp=-128))]) == ""
+    # rows of 512+ elements are accepted (TFLM aborts only on rows whose sum reaches 512: test_regimes.py)
+    assert _problems([softmax(1001, T((1, 1001), scale=1 / 256, zp=-128))]) == ""
     assert _problems([softmax(4000, T((1, 4000), "int16", 1 / 65536, -32768))]) == ""
     no_beta = _problems([Op("SOFTMAX", [T((1, 10), scale=0.1)], T((1, 10), scale=1 / 256, zp=-128))])
     assert "must exceed 1" in no_beta and "(beta 0 and input scale 0.1 give 0)" in no_beta, no_beta

@@ -4,7 +4,8 @@
  * Per row: d = x - max(row). Differences below diff_min give -128. The others are scaled into
  * Q5.26 (input_multiplier, input_left_shift), exponentiated with gemmlowp's
  * exp_on_negative_values (Q0.31 out) and summed in Q12.19; the output is exp * 1/sum, the
- * reciprocal from GetReciprocal, rounded into [0, 256) and offset by -128.
+ * reciprocal from GetReciprocal, rounded into [0, 256) and offset by -128. A row whose sum reaches
+ * 512 (where TFLM aborts: 512 or more elements near the maximum) gives -128 everywhere.
  *
  * The gemmlowp fixed-point helpers below work on raw int32 values; additions wrap (computed in
  * uint32) exactly as the numpy reference models them (ir/ops/_fixedpoint.py).
@@ -13,6 +14,9 @@
 
 #define SCALED_DIFF_INTEGER_BITS 5
 #define ACCUMULATION_INTEGER_BITS 12
+/* 512 in Q12.19: TFLM aborts on a row whose sum of exponentials reaches it (its final rounding shift
+   would exceed 31); such a row is -128 here. */
+#define SUM_LIMIT ((int32_t)512 << (31 - ACCUMULATION_INTEGER_BITS))
 
 static int32_t add_wrap(int32_t a, int32_t b)
 {
@@ -113,14 +117,19 @@ void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input
         for (int32_t i = 0; i < depth; i++) {
             max = x[i] > max ? x[i] : max;
         }
-        int32_t sum_of_exps = 0; /* Q12.19 */
-        for (int32_t i = 0; i < depth; i++) {
+        int32_t sum_of_exps = 0; /* Q12.19; stops growing at SUM_LIMIT, so it never wraps */
+        for (int32_t i = 0; i < depth && sum_of_exps < SUM_LIMIT; i++) {
             const int32_t diff = x[i] - max;
             if (diff >= diff_min) {
                 const int32_t scaled = mcu_requantize(diff, mult, left_shift); /* Q5.26 */
-                sum_of_exps = add_wrap(sum_of_exps,
-                                       mcu_rdbpot(exp_on_negative_values(scaled), ACCUMULATION_INTEGER_BITS));
+                sum_of_exps += mcu_rdbpot(exp_on_negative_values(scaled), ACCUMULATION_INTEGER_BITS);
             }
+        }
+        if (sum_of_exps >= SUM_LIMIT) { /* TFLM aborts on this row */
+            for (int32_t i = 0; i < depth; i++) {
+                out[i] = -128;
+            }
+            continue;
         }
         /* GetReciprocal: 1 / sum = shifted_scale * 2^-bits_over_unit (sum >= 1.0, so clz <= 12). */
         const int headroom_plus_one = count_leading_zeros((uint32_t)sum_of_exps);

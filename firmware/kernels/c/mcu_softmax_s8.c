@@ -6,11 +6,15 @@
         in Q12.19;
      3. the reciprocal of the sum (Q0.31 scale and a power of two), and each exp times it, rounded
         onto the output's 8 or 16 bits. Differences below diff_min give the minimum output.
+   With int8 output a row whose sum reaches 512 gives -128 everywhere (TFLM aborts on it).
    Plain additions wrap as int32 (done in uint32 to stay defined C). */
 #include "mcu_kernels_c.h"
 
 #define SCALED_DIFF_INTEGER_BITS 5  /* exp input: Q5.26 */
 #define ACCUMULATION_INTEGER_BITS 12 /* sum of exps: Q12.19 */
+/* 512 in Q12.19: with int8 output TFLM aborts on a row whose sum reaches it (its final rounding
+   shift would exceed 31); that row is -128 here. */
+#define INT8_SUM_LIMIT ((uint64_t)512 << (31 - ACCUMULATION_INTEGER_BITS))
 
 static int32_t add_wrap(int32_t a, int32_t b)
 {
@@ -124,23 +128,30 @@ static void softmax_row(const mcu_softmax_params *p, const int8_t *in, int out_b
         max = in[c] > max ? in[c] : max;
     }
 
-    uint32_t sum_of_exps = 0u; /* Q12.19, wrapping as int32 */
+    uint64_t total = 0u; /* Q12.19, exact */
     for (int32_t c = 0; c < depth; c++) {
         const int32_t diff = (int32_t)in[c] - max;
         if (diff >= diff_min) {
             const int32_t scaled = mcu_srdhm((int32_t)((uint32_t)diff << left_shift), multiplier);
             const int32_t e = exp_on_negative_values_q5_26(scaled);
-            sum_of_exps += (uint32_t)mcu_rdbpot(e, ACCUMULATION_INTEGER_BITS);
+            total += (uint32_t)mcu_rdbpot(e, ACCUMULATION_INTEGER_BITS);
         }
     }
+    if (out_bits == 8 && total >= INT8_SUM_LIMIT) { /* TFLM aborts on this row: -128 everywhere */
+        for (int32_t c = 0; c < depth; c++) {
+            out8[c] = INT8_MIN;
+        }
+        return;
+    }
+    const uint32_t sum_of_exps = (uint32_t)total; /* TFLM's int32 sum, wrapping (rows of 4096+ only) */
 
     /* GetReciprocal: 1 / sum = shifted_scale * 2^-num_bits_over_unit */
     const int headroom_plus_one = count_leading_zeros(sum_of_exps);
     const int num_bits_over_unit = ACCUMULATION_INTEGER_BITS - headroom_plus_one;
     const uint32_t shifted_sum = headroom_plus_one < 32 ? sum_of_exps << headroom_plus_one : 0u;
     const int32_t shifted_scale = one_over_one_plus_x_for_x_in_0_1((int32_t)(shifted_sum - 0x80000000u));
-    /* In [23, 31] for int8 output (depth < 512); for int16 output in [15, 27] unless a row of 4096+
-       elements wrapped the sum below 16 (undefined in TFLM): kept a valid shift there. */
+    /* In [23, 31] for int8 output (the sum is below 512); for int16 output in [15, 27] unless a row
+       of 4096+ elements wrapped the sum below 16 (undefined in TFLM): kept a valid shift there. */
     int exponent = num_bits_over_unit + 31 - out_bits;
     exponent = exponent < 0 ? 0 : (exponent > 31 ? 31 : exponent);
 
