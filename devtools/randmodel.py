@@ -683,7 +683,8 @@ def kernel_objects(compiled: list[Any], work: Path, extra_flags: tuple[str, ...]
         sources.update(srcs)
         headers.update(hdrs)
     hdr_hash = hashlib.sha256(b"".join(headers[h].read_bytes() for h in sorted(headers))).hexdigest()[:12]
-    objdir = work / ("kernel_objs_san" if extra_flags else "kernel_objs")
+    flags_key = hashlib.sha256(" ".join(extra_flags).encode()).hexdigest()[:8] if extra_flags else ""
+    objdir = work / f"kernel_objs{flags_key}"
     objdir.mkdir(parents=True, exist_ok=True)
     objs, todo = [], []
     for name, path in sorted(sources.items()):
@@ -736,20 +737,21 @@ def _main_c(prefixes: list[str], compiled: list[Any], n_sets: int) -> str:
 
 
 def run_host_batch(compiled: list[Any], input_sets: list[list[list[np.ndarray]]], work: Path,
-                   sanitize: bool = False):
+                   sanitize: bool = False, dsp: bool = False):
     """Emit every compiled model with its own prefix, link them all into one host executable with
     the kernels and run it; the outputs per model and input set (or raise HostBuildError). With
     `sanitize`, everything is built with AddressSanitizer and UBSan: a kernel reading or writing
-    outside its buffers, or past its model's arena, stops the run."""
+    outside its buffers, or past its model's arena, stops the run. With `dsp`, the cmsis-nn kernels
+    take their DSP paths, the instructions emulated in C (-DMCU_CMSIS_DSP_EMULATE)."""
     import subprocess
     from importlib.resources import files
 
     from mcuforge.codegen.emit import emit
 
     from mcuforge.errors import McuforgeError
-    from mcuforge.host import CFLAGS, HostBuildError
+    from mcuforge.host import CFLAGS, DSP_EMULATE, HostBuildError
 
-    extra = tuple(SANITIZE) if sanitize else ()
+    extra = (*(SANITIZE if sanitize else ()), *((DSP_EMULATE,) if dsp else ()))
     objs = kernel_objects(compiled, work.parent, extra)
     work.mkdir(parents=True, exist_ok=True)
     prefixes = [f"r{k}" for k in range(len(compiled))]
@@ -801,10 +803,11 @@ def degenerate(outputs_per_set: list[list[np.ndarray]]) -> str | None:
 
 
 def check_models(named_blobs: list[tuple[str, bytes]], work: Path, n_sets: int = 3,
-                 input_seeds: list[int] | None = None, batch: int = 40, sanitize: bool = False) -> list[Outcome]:
+                 input_seeds: list[int] | None = None, batch: int = 40, sanitize: bool = False,
+                 dsp: bool = False) -> list[Outcome]:
     """Compile each model with the default targets, run it on the host C path (models batched into
     one executable) and in TFLM on `n_sets` random inputs (seeded by `input_seeds`, default the
-    model's position); compare byte for byte. `sanitize`: see `run_host_batch`."""
+    model's position); compare byte for byte. `sanitize`, `dsp`: see `run_host_batch`."""
     from mcuforge.driver import compile_model
     from mcuforge.errors import McuforgeError
     from mcuforge.verify import compare, random_inputs
@@ -831,11 +834,11 @@ def check_models(named_blobs: list[tuple[str, bytes]], work: Path, n_sets: int =
         part = keys[start:start + batch]
         try:
             ours.update(zip(part, run_host_batch([compiled[k] for k in part], [inputs[k] for k in part],
-                                                 work / f"batch{start}", sanitize)))
+                                                 work / f"batch{start}", sanitize, dsp)))
         except McuforgeError:  # find the model(s) that break the batch: one by one
             for k in part:
                 try:
-                    ours[k] = run_host_batch([compiled[k]], [inputs[k]], work / f"single{k}", sanitize)[0]
+                    ours[k] = run_host_batch([compiled[k]], [inputs[k]], work / f"single{k}", sanitize, dsp)[0]
                 except McuforgeError as e:
                     ours[k] = f"{type(e).__name__}: {str(e).splitlines()[0]} {' '.join(str(e).splitlines()[1:3])}"
     for k in keys:
@@ -847,6 +850,8 @@ def check_models(named_blobs: list[tuple[str, bytes]], work: Path, n_sets: int =
         else:
             bad = []
             for s, (o_set, t_set) in enumerate(zip(ours[k], theirs[k])):
+                if len(o_set) != len(t_set):
+                    bad.append(f"input set {s}: mcuforge gives {len(o_set)} outputs, TFLM {len(t_set)}")
                 for i, (o, t) in enumerate(zip(o_set, t_set)):
                     m = compare(f"input set {s} output {i}", o, t)
                     if m:

@@ -20,6 +20,8 @@ class Mismatch:
     first: list[tuple[tuple[int, ...], object, object]]  # (index, ours, theirs)
 
     def __str__(self) -> str:
+        if self.total == 0:  # nothing compared element by element (e.g. a different number of outputs)
+            return self.what
         shown = "; ".join(f"at {list(i)}: mcuforge {a}, TFLM {b}" for i, a, b in self.first)
         return f"{self.what}: {self.count} of {self.total} elements differ; {shown}"
 
@@ -58,9 +60,12 @@ def compare(what: str, ours: np.ndarray, theirs: np.ndarray, show: int = 5) -> M
 
 def compare_outputs(res: CaseResult, ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray],
                     labels: Sequence[str]) -> CaseResult:
-    """Add a mismatch to `res` for every output that differs from TFLM's."""
-    for i, (o, label) in enumerate(zip(ours, labels)):
-        m = compare(f"output {i} '{label}'", o, theirs[i] if i < len(theirs) else np.array([]))
+    """Add a mismatch to `res` for every output that differs from TFLM's, and one when the two give a
+    different number of outputs."""
+    if len(ours) != len(theirs):
+        res.mismatches.append(Mismatch(f"mcuforge gives {len(ours)} outputs, TFLM {len(theirs)}", 1, 0, []))
+    for i, (o, t, label) in enumerate(zip(ours, theirs, labels)):
+        m = compare(f"output {i} '{label}'", o, t)
         if m:
             res.mismatches.append(m)
     return res
@@ -146,18 +151,19 @@ def verify_reference(module: Module, blob: bytes, input_sets: Sequence[Sequence[
 
 
 def verify_host(compiled, input_sets: Sequence[Sequence[np.ndarray]], work_dir=None,
-                isolate: bool = True) -> list[CaseResult]:
+                isolate: bool = True, dsp: bool = False) -> list[CaseResult]:
     """Generate C, build it with the host gcc (-Wall -Wextra -Werror), run every input set and
-    compare the outputs with TFLM byte for byte."""
+    compare the outputs with TFLM byte for byte. With `dsp`, the cmsis-nn kernels take their DSP
+    paths, the instructions emulated in C (mcuforge.host.DSP_EMULATE)."""
     import tempfile
     from pathlib import Path
 
     from mcuforge.codegen.emit import emit
-    from mcuforge.host import build_host, run_host
+    from mcuforge.host import DSP_EMULATE, build_host, run_host
 
     with tempfile.TemporaryDirectory(prefix="mcuforge-host-") as tmp:
         out = emit(compiled, Path(work_dir or tmp) / "model", "model")
-        exe = build_host(out)
+        exe = build_host(out, extra_cflags=(DSP_EMULATE,) if dsp else ())
         prog = compiled.program
         ours_all = run_host(exe, input_sets, [prog.buffers[o].type for o in prog.outputs])
     theirs_all = run_tflm(compiled.blob, input_sets, (), isolate=isolate)

@@ -49,3 +49,15 @@ def test_fixture_set_is_present_and_covers_every_tflite_op():
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f["name"] for f in FIXTURES])
 def test_fixture_bit_exact(fixture):
     check_model(MODELS / fixture["file"], n=4, seed=1)
+
+
+def test_compare_outputs_fails_on_a_different_number_of_outputs():
+    """Equal outputs pass; one output more or fewer than TFLM is a mismatch (zip would stop early)."""
+    from mcuforge.verify import CaseResult, compare_outputs
+
+    a = np.arange(3, dtype=np.int8)
+    assert compare_outputs(CaseResult(0), [a], [a.copy()], ["y"]).ok
+    fewer = compare_outputs(CaseResult(0), [a], [a, a], ["y"])
+    more = compare_outputs(CaseResult(0), [a, a], [a], ["y", "z"])
+    assert not fewer.ok and str(fewer.mismatches[0]) == "mcuforge gives 1 outputs, TFLM 2"
+    assert not more.ok and str(more.mismatches[0]) == "mcuforge gives 2 outputs, TFLM 1"

@@ -1,15 +1,17 @@
 """The `cmsis-nn` target's int8 kernels (firmware/kernels/cmsis_nn): plain C, DSP and Helium paths.
 
 Layers of checks, all exact (element by element, the first mismatches printed with their index):
-- the kernels' fast requantization equals mcuforge_fixedpoint.h's TFLM requantization;
+- the kernels' fast requantization (and the DSP records) equal mcu_requantize, the portable C form
+  of TFLM's MultiplyByQuantizedMultiplier in mcuforge_fixedpoint.h (our own C as the oracle: it is
+  checked against TFLM through the end-to-end tests of every kernel that uses it);
 - kernel unit tests (CMSIS-NN's test style): synthetic single-op calls over edge cases (odd channel
   counts, filter-row tails, odd pixel counts, borders, dilation, depth multipliers, windows over 256
   elements, in-place element-wise ops) are lowered by the target; the kernel model must equal the
   registry's TFLM reference, and the C kernel must equal the kernel model, built on the host once
   with the plain C path and once with the DSP path, its instructions emulated in C
   (-DMCU_CMSIS_DSP_EMULATE);
-- end to end against the TFLite Micro interpreter on the host: the MLPerf Tiny models in both
-  builds, and every fixture made of ops the target (or an existing portable fallback) covers;
+- end to end against the TFLite Micro interpreter on the host (plain and DSP builds, every fixture
+  and the MLPerf Tiny models): tests/test_host_e2e.py;
 - (slow) the kernel unit tests on QEMU: Cortex-M4 with the real DSP instructions, Cortex-M55 with
   Helium (MVE), which the host cannot run.
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_MODELS, MODELS, manifest
+from conftest import MLPERF_MODELS
 from mcuforge.ir.expr import Call, Constant, Function, Var
 from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
@@ -37,12 +39,11 @@ from mcuforge.planner.targets import cmsis_nn
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
 from mcuforge.driver import compile_model
-from mcuforge.verify import random_inputs, verify_host
+from mcuforge.host import DSP_EMULATE
 
 KERNELS = Path(str(files("mcuforge.firmware") / "kernels" / "cmsis_nn"))
 INCLUDE = Path(str(files("mcuforge.firmware") / "include"))
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
-DSP_EMULATE = "-DMCU_CMSIS_DSP_EMULATE"
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="host gcc not installed")
 
 
@@ -61,7 +62,7 @@ int main(void) {
     long x, m; int s;
     while (scanf("%ld %ld %d", &x, &m, &s) == 3) {
         if (mcu_cmsis_requantize((int32_t)x, (int32_t)m, s) != mcu_requantize((int32_t)x, (int32_t)m, s)) {
-            printf("x=%ld m=%ld s=%d: %d, TFLM %d\n", x, m, s, (int)mcu_cmsis_requantize((int32_t)x, (int32_t)m, s),
+            printf("x=%ld m=%ld s=%d: %d, portable %d\n", x, m, s, (int)mcu_cmsis_requantize((int32_t)x, (int32_t)m, s),
                    (int)mcu_requantize((int32_t)x, (int32_t)m, s));
         }
     }
@@ -71,8 +72,9 @@ int main(void) {
 
 
 @needs_gcc
-def test_fast_requantize_equals_tflm_requantize(tmp_path):
-    """mcu_cmsis_requantize (one SMLAL, 32-bit masks) == mcu_requantize for every non-negative
+def test_fast_requantize_equals_portable_requantize(tmp_path):
+    """mcu_cmsis_requantize (one SMLAL, 32-bit masks) == mcu_requantize (mcuforge_fixedpoint.h, the
+    portable C form of TFLM's MultiplyByQuantizedMultiplier) for every non-negative
     multiplier, shift in [-31, 30], and any int32 accumulator, edge values included."""
     src = tmp_path / "t.c"
     src.write_text(REQUANT_PROGRAM)
@@ -102,11 +104,11 @@ int main(void) {
     while (scanf("%ld %ld %ld %ld %ld %ld %ld %ld %ld", &x, &m, &s, &off, &lo, &hi, &r0, &r1, &r2) == 9) {
         const int32_t rq[3] = {(int32_t)r0, (int32_t)r1, (int32_t)r2};
         const int32_t fast = mcu_cmsis_rq_clamp((int32_t)x, rq, (int32_t)lo, (int32_t)hi);
-        int32_t tflm = mcu_requantize((int32_t)x, (int32_t)m, (int)s) + (int32_t)off;
-        tflm = tflm < lo ? (int32_t)lo : tflm > hi ? (int32_t)hi : tflm;
-        if (fast != tflm) {
-            printf("x=%ld m=%ld s=%ld off=%ld rq={%ld,%ld,%ld}: %d, TFLM %d\n", x, m, s, off, r0, r1, r2, (int)fast,
-                   (int)tflm);
+        int32_t portable = mcu_requantize((int32_t)x, (int32_t)m, (int)s) + (int32_t)off;
+        portable = portable < lo ? (int32_t)lo : portable > hi ? (int32_t)hi : portable;
+        if (fast != portable) {
+            printf("x=%ld m=%ld s=%ld off=%ld rq={%ld,%ld,%ld}: %d, portable %d\n", x, m, s, off, r0, r1, r2,
+                   (int)fast, (int)portable);
         }
     }
     return 0;
@@ -131,9 +133,9 @@ def rq_trials(rng, n: int):
 
 
 @needs_gcc
-def test_fast_requant_records_equal_tflm(tmp_path):
-    """mcu_cmsis_rq_clamp on the planner's records (cmsis_nn.requant_records) equals TFLM's
-    requantization + offset + clamp for accumulators across each proven range: both ends, the
+def test_fast_requant_records_equal_portable_requantize(tmp_path):
+    """mcu_cmsis_rq_clamp on the planner's records (cmsis_nn.requant_records) equals mcu_requantize
+    (the portable C form of TFLM's requantization) + offset + clamp for accumulators across each proven range: both ends, the
     middle, random values, values around 0 and at rounding ties of the right shift; and the planner refuses
     (None) only where the fast form could differ (checked: some trials are refused, some prove
     constant channels)."""
@@ -266,6 +268,12 @@ def max_min(rng, op, shape_a, shape_b) -> Call:
     return _call(op, [a, b], {}, qa)
 
 
+def flushed_add(rng, shape, input_scales, out_s) -> Call:
+    """ADD with given scales: a multiplier below 2^-32 is flushed to zero (well defined in TFLM)."""
+    a, b = (Var(n, TensorType(shape, "int8", q(s, rng.integers(-128, 128)))) for n, s in zip("ab", input_scales))
+    return _call("add", [a, b], {"activation": "NONE"}, q(out_s, rng.integers(-20, 21)))
+
+
 def softmax(rng, shape, beta=1.0, scale=0.1) -> Call:
     x = Var("x", TensorType(shape, "int8", q(scale, rng.integers(-30, 31))))
     return _call("softmax", [x], {"beta": beta, "out_dtype": "int8"}, q(1.0 / 256, -128), "int8")
@@ -330,6 +338,9 @@ CASES = {
     "add_same_input": lambda r: binary(r, "add", (1, 3, 7), same_input=True),
     # the smallest output scale TFLM allows: an output rescale without division (shift 0)
     "add_output_shift_zero": lambda r: binary(r, "add", (1, 5, 7), out_s=1e-7),
+    # multipliers below 2^-32, flushed to zero: input 2 contributes nothing / the output is its zero point
+    "add_input2_flushed": lambda r: flushed_add(r, (1, 5, 7), (0.05, 0.05 * 2.0 ** -34), 0.06),
+    "add_output_flushed": lambda r: flushed_add(r, (1, 3, 9), (0.05, 0.04), 0.05 * 2.0 ** 14),
     "mul_1x4x4x8": lambda r: binary(r, "mul", (1, 4, 4, 8)),
     "mul_1x6x5_relu6": lambda r: binary(r, "mul", (1, 6, 5), "RELU6"),
     "mul_square": lambda r: binary(r, "mul", (1, 2, 9), same_input=True),
@@ -354,6 +365,9 @@ CASES = {
     "softmax_3x4x7_beta0p5": lambda r: softmax(r, (3, 4, 7), beta=0.5),
     "softmax_2x300_scale_small": lambda r: softmax(r, (2, 300), scale=0.01),
     "softmax_1x5_beta2p5_wide": lambda r: softmax(r, (1, 5), beta=2.5, scale=0.3),
+    # 1001 classes: the all -128 / all 127 input sets are rows of equal values, which TFLM aborts on
+    # (sum of exponentials 1001 >= 512): -128 everywhere there
+    "softmax_2x1001": lambda r: softmax(r, (2, 1001), scale=0.05),
 }
 
 COMPOSITES = {e.pattern.op: e for e in cmsis_nn.COMPOSITES.values()}
@@ -693,50 +707,15 @@ def test_c_kernel_general_requant_path(harness):
     assert len(names) > 20 and pos == len(out) and not bad, "\n".join(bad)
 
 
-# ---- end to end against TFLite Micro -------------------------------------------------------------
+# ---- the MLPerf Tiny models ----------------------------------------------------------------------
 
-def host_check(compiled, n: int, seed: int, dsp: bool, monkeypatch) -> None:
-    if shutil.which("gcc") is None:
-        pytest.skip("host gcc not installed")
-    import mcuforge.host
-
-    if dsp:
-        monkeypatch.setattr(mcuforge.host, "CFLAGS", [*mcuforge.host.CFLAGS, DSP_EMULATE])
-    rng = np.random.default_rng(seed)
-    sets = [random_inputs(compiled.imported, rng) for _ in range(n)]
-    results = verify_host(compiled, sets, isolate=False)
-    bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
-    assert not bad, "\n".join(bad)
-
-
-@pytest.mark.parametrize("dsp", [False, True], ids=["plain", "dsp"])
 @pytest.mark.parametrize("name", sorted(MLPERF_MODELS))
-def test_mlperf_on_host_bit_exact(name, dsp, monkeypatch):
+def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
+    """Every kernel of the MLPerf Tiny models is a cmsis-nn one (tests/test_host_e2e.py runs them, and
+    every fixture, as C on the host against TFLM, plain and with the DSP path emulated)."""
     compiled = compile_model(MLPERF_MODELS[name])
     targets = {b.kernel.info.target for b in compiled.program.bindings if not b.kernel.view}
     assert targets == {"cmsis-nn"}, targets
-    host_check(compiled, 3, 11, dsp, monkeypatch)
-
-
-CMSIS_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL",
-             "SOFTMAX"}
-def _uses_target(fixture) -> bool:
-    """The fixture keeps at least one cmsis-nn kernel after partitioning (the others, e.g.
-    broadcasting ADD/MUL or dilated convolutions, run entirely on the portable kernels, which
-    tests/test_kernels_c_*.py cover)."""
-    compiled = compile_model(MODELS / fixture["file"])
-    return any(b.kernel.info.target == cmsis_nn.NAME for b in compiled.program.bindings)
-
-
-FIXTURES = [f for f in manifest() if set(f["ops"]) & CMSIS_OPS and _uses_target(f)]
-
-
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f["name"] for f in FIXTURES])
-def test_fixture_on_host_bit_exact(fixture, monkeypatch):
-    """Every fixture that runs at least one cmsis-nn kernel, plain C build, the other ops on the
-    portable kernels."""
-    compiled = compile_model(MODELS / fixture["file"])
-    host_check(compiled, 2, 1, False, monkeypatch)
 
 
 def test_lowering_picks_the_kernel_variants():

@@ -21,6 +21,7 @@ from mcuforge.oracle import run_tflm_inprocess
 
 CI_SEED, CI_COUNT = 0, 200
 SANITIZED_COUNT = 16
+DSP_SEED, DSP_COUNT = 5000, 200
 RANDOM_FIXTURES = FIXTURES / "random"
 
 
@@ -33,6 +34,28 @@ def test_ci_batch_of_random_models_bit_exact_on_host(tmp_path):
     bad = [str(o) for o in outcomes if not o.ok]
     assert not bad, (f"{len(bad)} of {CI_COUNT} random models fail (reproduce and shrink with "
                      f"tools/random_models.py --seed S --count 1 --shrink):\n" + "\n".join(bad[:10]))
+
+
+def test_dsp_batch_of_random_models_bit_exact_on_host(tmp_path):
+    """200 more seeded random models with the cmsis-nn kernels' DSP paths (instructions emulated in C,
+    -DMCU_CMSIS_DSP_EMULATE): equal to TFLM byte for byte. The batch's convolutions, depthwise
+    convolutions, fully connected layers and ADDs take the fast requantization records (`rq`, checked
+    on the first 80 models); the general path, which random models rarely need, is covered by the
+    tests/fixtures/regimes/no_proof_* models (tests/test_host_e2e.py, tests/test_regimes.py)."""
+    from mcuforge.driver import compile_model
+
+    seeds = list(range(DSP_SEED, DSP_SEED + DSP_COUNT))
+    blobs = [(f"seed{s}", build(random_spec(s))) for s in seeds]
+    outcomes = check_models(blobs, tmp_path / "check", 3, input_seeds=seeds, dsp=True)
+    bad = [str(o) for o in outcomes if not o.ok]
+    assert not bad, (f"{len(bad)} of {DSP_COUNT} random models fail with the DSP path (reproduce with "
+                     f"tools/random_models.py --seed S --count 1 --dsp):\n" + "\n".join(bad[:10]))
+    fast = Counter()
+    for k, (_, blob) in enumerate(blobs[:80]):
+        (tmp_path / f"m{k}.tflite").write_bytes(blob)
+        for b in compile_model(tmp_path / f"m{k}.tflite").program.bindings:
+            fast[b.kernel.info.op] += b.kernel.info.target == "cmsis-nn" and "rq" in b.kernel.constants
+    assert min(fast[op] for op in ("conv_2d", "depthwise_conv_2d", "fully_connected", "add")) >= 5, dict(fast)
 
 
 def test_random_models_under_address_and_undefined_behaviour_sanitizers(tmp_path):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate tests/fixtures/regimes/: small models at the edges of what TensorFlow Lite Micro defines,
-built with mcuforge.tflite_writer (no TensorFlow), and their MANIFEST.json.
+built with devtools/tflite_writer.py (no TensorFlow), and their MANIFEST.json.
 
 Each entry of the manifest says what the model exercises and what is expected of it:
   name, file     the model (NAME.tflite)
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mcuforge.tflite_writer import ModelWriter
+from devtools.tflite_writer import ModelWriter
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "regimes"
 HUGE = 2.0 ** -30 / 1.5  # an output scale that makes a unit-scale rescale 1.5 * 2^30: exponent 31

@@ -3,6 +3,7 @@ generated C on the host, compare byte for byte with TFLite Micro.
 
     python tools/random_models.py --seed 1000 --count 2000            # the long run
     python tools/random_models.py --seed 1000 --count 500 --sanitize  # with ASan + UBSan on the host C
+    python tools/random_models.py --seed 1000 --count 500 --dsp       # the cmsis-nn DSP paths, emulated
     python tools/random_models.py --seed 3 --count 1 --shrink         # reproduce, shrink and keep one
 
 Prints one line per failing model and a summary; with --shrink every failure is reduced
@@ -33,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk", type=int, default=100, help="models per compile/TFLM/host round (default 100)")
     ap.add_argument("--sanitize", action="store_true",
                     help="build the host C with AddressSanitizer and UBSan (slower; catches out-of-bounds accesses)")
+    ap.add_argument("--dsp", action="store_true",
+                    help="build the cmsis-nn kernels' DSP paths, their instructions emulated in C")
     ap.add_argument("--shrink", action="store_true", help="shrink every failure and keep it as a fixture")
     ap.add_argument("--budget", type=int, default=200, help="checks per shrink (default 200)")
     ap.add_argument("--keep", type=Path, default=ROOT / "tests" / "fixtures" / "random", help="fixture directory")
@@ -49,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             part = seeds[c:c + args.chunk]
             specs = {s: random_spec(s) for s in part}
             outcomes = check_models([(f"seed{s}", build(specs[s])) for s in part], work / f"chunk{c}",
-                                    n_sets=args.sets, input_seeds=part, sanitize=args.sanitize)
+                                    n_sets=args.sets, input_seeds=part, sanitize=args.sanitize,
+                                    dsp=args.dsp)
             for s, o in zip(part, outcomes):
                 stages[o.stage] += 1
                 if not o.ok:
