@@ -32,9 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-from devtools.tflite_writer import ModelWriter
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # devtools/ lives in the checkout, not in the installed package
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "regimes"
+from devtools.tflite_writer import ModelWriter  # noqa: E402
+
+OUT = ROOT / "tests" / "fixtures" / "regimes"
 HUGE = 2.0 ** -30 / 1.5  # an output scale that makes a unit-scale rescale 1.5 * 2^30: exponent 31
 LARGE = 2.0 ** -29 / 1.5  # ... 1.5 * 2^29: exponent 30, the largest TFLM defines
 
