@@ -215,3 +215,32 @@ def test_inspect_lists_every_operator_when_an_input_is_not_constant(cli):
     assert "UNSUPPORTED: At most 2 distinct axes" in rows[1] and rows[2].rstrip().endswith("ok")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "#0 MEAN" in res.stderr and "#1 MEAN" in res.stderr
+
+
+def test_depthwise_bias_written_as_absent_is_refused(tmp_path):
+    """TFLM crashes on a DEPTHWISE_CONV_2D whose bias input is -1 (it runs one without a third
+    input): mcuforge refuses the first with its rule and compiles the second bit-exact."""
+    from devtools.tflite_writer import ModelWriter
+
+    def model(inputs_after_weights):
+        w = ModelWriter()
+        x = w.tensor((1, 5, 5, 4), "int8", scale=0.1, zero_point=2)
+        k = w.tensor((1, 3, 3, 4), "int8", scale=[0.02, 0.03, 0.01, 0.05], axis=3,
+                     data=np.arange(36).reshape(1, 3, 3, 4) % 7 - 3)
+        y = w.tensor((1, 5, 5, 4), "int8", scale=0.05, zero_point=-3)
+        w.op("DEPTHWISE_CONV_2D", [x, k, *inputs_after_weights], [y], Padding="SAME", StrideW=1, StrideH=1,
+             DepthMultiplier=1)
+        return w.finish([x], [y])
+
+    marked, omitted = tmp_path / "marked.tflite", tmp_path / "omitted.tflite"
+    marked.write_bytes(model([-1]))
+    omitted.write_bytes(model([]))
+    data = [np.arange(100, dtype=np.int8).reshape(1, 5, 5, 4)]
+    with pytest.raises(OracleError, match="signal"):
+        run_tflm(marked.read_bytes(), [data])
+    with pytest.raises(UnsupportedError) as e:
+        load_tflite(marked)
+    assert e.value.problems[0][2].startswith("A bias must be given or left out, not written as an absent input")
+    compiled = compile_model(omitted)
+    (res,) = verify_program(compiled, [data], isolate=True)
+    assert res.ok, [str(m) for m in res.mismatches]

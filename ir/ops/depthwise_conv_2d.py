@@ -16,7 +16,16 @@ def parse(ctx):
     o = ctx.options()
     if o is None:
         raise ctx.fail("missing DepthwiseConv2DOptions")
-    return c.weights_and_bias(ctx), {**c.window_attrs(o), "depth_multiplier": int(o.DepthMultiplier())}
+    attrs = {**c.window_attrs(o), "depth_multiplier": int(o.DepthMultiplier())}
+    if len(ctx.inputs) > 2 and ctx.inputs[2] is None:
+        attrs["bias_marked_absent"] = True  # see no_absent_bias_input
+    return c.weights_and_bias(ctx), attrs
+
+
+def no_absent_bias_input(v: OpView) -> str | None:
+    """A bias must be given or left out, not written as an absent input (-1): TFLM's depthwise kernel
+    crashes on that (a model with two inputs runs)."""
+    return "the bias input is -1" if v.attrs.get("bias_marked_absent") else None
 
 
 def infer(args, attrs):
@@ -112,8 +121,8 @@ register(OpDef(
     infer=infer,
     reference=reference,
     checks=(c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, weights_layout, weights_quant,
-            bias_per_channel, positive_stride_dilation, c.supported_fused_activation, c.rescale_below_2_30,
-            c.fused_clamp_fits_int32),
+            bias_per_channel, no_absent_bias_input, positive_stride_dilation, c.supported_fused_activation,
+            c.rescale_below_2_30, c.fused_clamp_fits_int32),
     tflite={"DEPTHWISE_CONV_2D": parse},
     legalize=(pad_folded_into_same_padding,),
     portable=Portable(lower_c),
