@@ -145,3 +145,10 @@ def gather_kernel(call, start: int, counts, steps) -> CKernel:
     """mcu_gather (shared by TRANSPOSE and STRIDED_SLICE) over the given walk of the input."""
     return CKernel("mcu_gather", "mcu_gather", "mcu_gather_params",
                    {"elem_size": elem_size(call), **gather_plan(start, counts, steps)})
+
+
+# ---- bool tensors ---------------------------------------------------------------------------------
+
+def c_suffix(dtype: str) -> str:
+    """The C function suffix of an element type: SUFFIX's, and b8 for bool (one byte, 0 or 1)."""
+    return "b8" if dtype == "bool" else SUFFIX[dtype]
