@@ -88,30 +88,34 @@ def table_kernel(call, base: str | None = None) -> CKernel:
 
 # ---- ADD / SUB / MUL: the broadcast walk ----------------------------------------------------------
 
-def broadcast_plan(shape1: Sequence[int], shape2: Sequence[int], out_shape: Sequence[int],
-                   rank: int = BROADCAST_RANK) -> dict[str, list[int]]:
-    """The output as a row-major walk over `dims`; along axis k input i moves `stride<i>[k]`
-    elements (0 where it is broadcast). Size-1 axes are dropped, neighbouring axes that walk both
-    inputs evenly are merged, and the result is left-padded with (1, 0, 0) to `rank` axes."""
+def broadcast_walk(shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
+                   rank: int = BROADCAST_RANK) -> tuple[list[int], list[list[int]]]:
+    """The output as a row-major walk over `dims`; along axis k input i moves `strides[i][k]`
+    elements (0 where it is broadcast). Size-1 axes are dropped, neighbouring axes that walk every
+    input evenly are merged, and the result is left-padded with size-1 axes (stride 0) to `rank`."""
     r = len(out_shape)
-    s1 = [1] * (r - len(shape1)) + [int(d) for d in shape1]
-    s2 = [1] * (r - len(shape2)) + [int(d) for d in shape2]
-    st1, st2 = row_major_strides(s1), row_major_strides(s2)
-    merged: list[tuple[int, int, int]] = []
-    for n, a, b, t1, t2 in zip(out_shape, s1, s2, st1, st2):
+    padded = [[1] * (r - len(s)) + [int(d) for d in s] for s in shapes]
+    strides = [row_major_strides(s) for s in padded]
+    merged: list[tuple[int, tuple[int, ...]]] = []
+    for k, n in enumerate(out_shape):
         if n == 1:
             continue
-        step1 = t1 if a != 1 else 0
-        step2 = t2 if b != 1 else 0
-        if merged and merged[-1][1] == n * step1 and merged[-1][2] == n * step2:
-            merged[-1] = (merged[-1][0] * n, step1, step2)
+        steps = tuple(st[k] if s[k] != 1 else 0 for s, st in zip(padded, strides))
+        if merged and all(prev == n * step for prev, step in zip(merged[-1][1], steps)):
+            merged[-1] = (merged[-1][0] * n, steps)
         else:
-            merged.append((int(n), step1, step2))
+            merged.append((int(n), steps))
     if len(merged) > rank:
         raise NotImplementedError(f"a broadcast over {len(merged)} axes (at most {rank})")
-    merged = [(1, 0, 0)] * (rank - len(merged)) + merged
-    return {"dims": [m[0] for m in merged], "stride1": [m[1] for m in merged],
-            "stride2": [m[2] for m in merged]}
+    merged = [(1, (0,) * len(shapes))] * (rank - len(merged)) + merged
+    return [m[0] for m in merged], [[m[1][i] for m in merged] for i in range(len(shapes))]
+
+
+def broadcast_plan(shape1: Sequence[int], shape2: Sequence[int], out_shape: Sequence[int],
+                   rank: int = BROADCAST_RANK) -> dict[str, list[int]]:
+    """The broadcast walk of two inputs (mcu_broadcast_params): dims, stride1, stride2."""
+    dims, (stride1, stride2) = broadcast_walk((shape1, shape2), out_shape, rank)
+    return {"dims": dims, "stride1": stride1, "stride2": stride2}
 
 
 def binary_params(call, act: tuple[int, int]) -> dict[str, Any]:
