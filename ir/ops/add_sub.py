@@ -13,6 +13,11 @@ Both use the general path whatever the quantization (no "same scale" shortcut fo
 A multiplier below 2**-32 is flushed to (0, 0) by QuantizeMultiplier (an input so much finer than
 the other then contributes nothing, an output so much coarser is its zero point): well defined in
 TFLM, and computed the same way here.
+
+int32 tensors (no quantization; TFLM's reference_ops::Add / Sub on int32) add or subtract the raw
+values, wrapping on overflow. TFLM's int32 ADD ignores the fused activation (it clamps to the whole
+int32 range), its int32 SUB applies it (CalculateActivationRange: RELU [0, max], RELU6 [0, 6],
+RELU_N1_TO_1 [-1, 1]). The int32 helpers here serve MUL, DIV and SQUARED_DIFFERENCE too.
 """
 
 from __future__ import annotations
@@ -68,17 +73,54 @@ def _binary(args, v: OpView, sign: int) -> np.ndarray:
 
 
 def reference_add(args, v: OpView):
+    if v.out.dtype == "int32":
+        return int32_reference(args, v, np.add, activation=False)
     return _binary(args, v, +1)
 
 
 def reference_sub(args, v: OpView):
+    if v.out.dtype == "int32":
+        return int32_reference(args, v, np.subtract)
     return _binary(args, v, -1)
+
+
+# ---- int32: raw values, wrapping ------------------------------------------------------------------
+
+def int32_act_range(activation: str) -> tuple[int, int]:
+    """TFLM's CalculateActivationRange for int32 outputs (other activations: no clamp)."""
+    return {"RELU": (0, quant.INT32_MAX), "RELU6": (0, 6), "RELU_N1_TO_1": (-1, 1)}.get(
+        activation, (quant.INT32_MIN, quant.INT32_MAX))
+
+
+def int32_reference(args, v: OpView, fn, activation: bool = True) -> np.ndarray:
+    """fn on the int32 values (in int64, then wrapped to int32 as the C arithmetic wraps), clamped
+    to the fused activation's range when the op applies it."""
+    x1, x2 = np.broadcast_arrays(args[0].astype(np.int64), args[1].astype(np.int64))
+    out = quant.wrap_int32(fn(x1, x2))
+    lo, hi = int32_act_range(v.attrs.get("activation", "NONE") if activation else "NONE")
+    return np.clip(out, lo, hi).astype(np.int32).reshape(v.out.shape)
+
+
+def lower_s32(call, activation: bool = True) -> CKernel:
+    """mcu_<op>_s32 (firmware/kernels/c/mcu_arith_s32.c): the broadcast walk and the clamp."""
+    (a, b), out = (x.type for x in call.args), call.type
+    lo, hi = int32_act_range(call.attrs.get("activation", "NONE") if activation else "NONE")
+    params = {"shape": _portable.broadcast_plan(a.shape, b.shape, out.shape), "act_min": lo, "act_max": hi}
+    return CKernel(f"mcu_{call.op}_s32", "mcu_arith_s32", "mcu_arith_s32_params", params)
 
 
 # ---- support checks -------------------------------------------------------------------------------
 
+def int8_or_int32(v: OpView) -> str | None:
+    """All inputs and the output must be int8, or all int32."""
+    found = {t.dtype for t in (*v.args, v.out)}
+    return None if found in ({"int8"}, {"int32"}) else f"got {', '.join(sorted(found))}"
+
+
 def all_quantized_per_tensor(v: OpView) -> str | None:
-    """Both inputs and the output must carry per-tensor quantization parameters."""
+    """int8 inputs and outputs must carry per-tensor quantization parameters."""
+    if v.out.dtype == "int32":
+        return None
     for what, t in (("input 1", v.args[0]), ("input 2", v.args[1]), ("output", v.out)):
         if t.quant is None:
             return f"{what} is not quantized"
@@ -111,14 +153,17 @@ def output_multiplier_below_one(v: OpView) -> str | None:
     """Twice the larger input scale must be smaller than 2**20 times the output scale (TFLM
     requires an output rescaling multiplier below one). A multiplier below 2**-32 is flushed to
     zero, as TFLM does."""
-    if all_quantized_per_tensor(v) is not None:
+    if v.out.dtype != "int8" or all_quantized_per_tensor(v) is not None:
         return None
     *_, (_, shift) = multipliers(v.args[0].quant.s, v.args[1].quant.s, v.out.quant.s)
     return None if shift <= 0 else "the output scale is too small for the input scales"
 
 
 def lower_c(call) -> CKernel:
-    """mcu_add_s8 / mcu_sub_s8: the broadcast walk, offsets, clamp, and the three multipliers."""
+    """mcu_add_s8 / mcu_sub_s8: the broadcast walk, offsets, clamp, and the three multipliers
+    (int32: mcu_add_s32 / mcu_sub_s32)."""
+    if call.type.dtype == "int32":
+        return lower_s32(call, activation=call.op != "add")
     (a, b), out = (x.type for x in call.args), call.type
     (m1, s1), (m2, s2), (mo, so) = multipliers(a.quant.s, b.quant.s, out.quant.s)
     params = {**_portable.binary_params(call, c.act_clamp(call)), "left_shift": LEFT_SHIFT,
@@ -130,14 +175,15 @@ def lower_c(call) -> CKernel:
 
 PORTABLE = Portable(lower_c)
 
-CHECKS = (c.all_int8_activations, all_quantized_per_tensor, broadcastable, c.supported_fused_activation,
+CHECKS = (int8_or_int32, all_quantized_per_tensor, broadcastable, c.supported_fused_activation,
           output_multiplier_below_one, c.fused_clamp_fits_int32)
 
 register(OpDef(
     name="add",
-    tflm="add.cc, reference_integer_ops::Add / BroadcastAdd6DSlow",
+    tflm="add.cc, reference_integer_ops::Add / BroadcastAdd6DSlow; int32: reference_ops::Add",
     kind=OpKind.BROADCAST,
-    doc="Element-wise addition of two int8 tensors with broadcasting and a fused activation.",
+    doc=("Element-wise addition of two int8 tensors with broadcasting and a fused activation (int32: raw "
+         "values, wrapping, the fused activation ignored as in TFLM)."),
     infer=infer,
     reference=reference_add,
     checks=CHECKS,
@@ -148,9 +194,10 @@ register(OpDef(
 
 register(OpDef(
     name="sub",
-    tflm="sub.cc, SubElementwise / BroadcastQuantSubSlow",
+    tflm="sub.cc, SubElementwise / BroadcastQuantSubSlow; int32: reference_ops::Sub",
     kind=OpKind.BROADCAST,
-    doc="Element-wise subtraction of two int8 tensors with broadcasting and a fused activation.",
+    doc=("Element-wise subtraction of two int8 tensors with broadcasting and a fused activation (int32: raw "
+         "values, wrapping)."),
     infer=infer,
     reference=reference_sub,
     checks=CHECKS,

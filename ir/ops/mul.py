@@ -3,6 +3,8 @@
 TFLM reference: reference_integer_ops::MulElementwise / BroadcastMul6DSlow:
     out = MultiplyByQuantizedMultiplier((x1 - zp1) * (x2 - zp2), m, s) + zp_out, clamped,
 with (m, s) = QuantizeMultiplier(double(s1) * double(s2) / double(s_out)) (CalculateOpDataMul).
+int32 tensors multiply the raw values, wrapping on overflow, clamped to the fused activation's range
+(reference_ops::Mul on int32).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, regis
 
 from . import _common as c
 from . import _portable
-from .add_sub import all_quantized_per_tensor, broadcastable, infer, parse
+from .add_sub import (all_quantized_per_tensor, broadcastable, infer, int8_or_int32, int32_reference, lower_s32,
+                      parse)
 
 
 def multiplier(s1: float, s2: float, s_out: float) -> tuple[int, int]:
@@ -27,13 +30,15 @@ def multiplier_in_range(v: OpView) -> str | None:
     (x1 - zp1) * (x2 - zp2) shifted left by the multiplier's exponent overflows int32 (undefined
     behaviour, so no bit-exact answer exists)."""
     q1, q2, qo = v.args[0].quant, v.args[1].quant, v.out.quant
-    if q1 is None or q2 is None or qo is None or q1.per_channel or q2.per_channel or qo.per_channel:
-        return None  # reported by all_quantized_per_tensor
+    if v.out.dtype != "int8" or all_quantized_per_tensor(v) is not None:
+        return None  # reported by int8_or_int32 / all_quantized_per_tensor
     _, shift = multiplier(q1.s, q2.s, qo.s)
     return None if shift <= 15 else f"s1 * s2 / s_out = {float(np.float32(q1.s)) * float(np.float32(q2.s)) / float(np.float32(qo.s)):.6g}"
 
 
 def reference(args, v: OpView):
+    if v.out.dtype == "int32":
+        return int32_reference(args, v, np.multiply)
     q1, q2, qo = v.args[0].quant, v.args[1].quant, v.out.quant
     m, s = multiplier(q1.s, q2.s, qo.s)
     x1, x2 = np.broadcast_arrays(args[0].astype(np.int64), args[1].astype(np.int64))
@@ -44,7 +49,9 @@ def reference(args, v: OpView):
 
 
 def lower_c(call) -> CKernel:
-    """mcu_mul_s8: the broadcast walk, offsets, clamp and the output multiplier."""
+    """mcu_mul_s8: the broadcast walk, offsets, clamp and the output multiplier (int32: mcu_mul_s32)."""
+    if call.type.dtype == "int32":
+        return lower_s32(call)
     (a, b), out = (x.type for x in call.args), call.type
     m, s = multiplier(a.quant.s, b.quant.s, out.quant.s)
     params = {**_portable.binary_params(call, c.act_clamp(call)), "output_multiplier": m, "output_shift": s}
@@ -53,12 +60,13 @@ def lower_c(call) -> CKernel:
 
 register(OpDef(
     name="mul",
-    tflm="mul.cc, reference_integer_ops::Mul / BroadcastMul6DSlow",
+    tflm="mul.cc, reference_integer_ops::Mul / BroadcastMul6DSlow; int32: reference_ops::Mul",
     kind=OpKind.BROADCAST,
-    doc="Element-wise multiplication of two int8 tensors with broadcasting and a fused activation.",
+    doc=("Element-wise multiplication of two int8 tensors with broadcasting and a fused activation (int32: raw "
+         "values, wrapping)."),
     infer=infer,
     reference=reference,
-    checks=(c.all_int8_activations, all_quantized_per_tensor, broadcastable, multiplier_in_range,
+    checks=(int8_or_int32, all_quantized_per_tensor, broadcastable, multiplier_in_range,
             c.supported_fused_activation, c.fused_clamp_fits_int32),
     tflite={"MUL": parse},
     portable=Portable(lower_c),
