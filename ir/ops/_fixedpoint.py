@@ -230,3 +230,61 @@ def downscale_int32_to_int16_multiplier(m: int) -> int:
     if m >= INT32_MAX - (1 << 15):
         return INT16_MAX
     return (m + (1 << 15)) >> 16
+
+
+# ---- logarithm (LOG_SOFTMAX) ---------------------------------------------------------------------
+
+def saturating_rounding_multiply_by_pot_param(x, exponent) -> np.ndarray:
+    """TFLM's SaturatingRoundingMultiplyByPOTParam for exponents >= 0 given per element: a
+    saturating left shift (x itself for exponent 0)."""
+    x, e = _i64(x), _i64(exponent)
+    threshold = (np.int64(1) << (31 - e)) - 1
+    shifted = wrap_int32(x << e)
+    out = np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, shifted))
+    return np.where(e == 0, x, out)
+
+
+def saturating_add(a, b) -> np.ndarray:
+    return np.clip(_i64(a) + _i64(b), INT32_MIN, INT32_MAX)
+
+
+def saturating_sub(a, b) -> np.ndarray:
+    return np.clip(_i64(a) - _i64(b), INT32_MIN, INT32_MAX)
+
+
+_LOG_2 = 1488522236  # Q0.31 constants of TFLM's log_x_for_x_greater_than_or_equal_to_1_impl
+_SQRT_SQRT_HALF = 1805811301
+_SQRT_HALF = 1518500250
+_ONE_QUARTER = 536870912
+_ALPHA_N, _ALPHA_D, _ALPHA_I, _ALPHA_F = 117049297, 127690142, 1057819769, 638450708
+
+
+def log_x_for_x_greater_than_or_equal_to_1(x, output_integer_bits: int, input_integer_bits: int) -> np.ndarray:
+    """TFLM's log_x_for_x_greater_than_or_equal_to_1_impl: log(x) for a positive Q`input_integer_bits`
+    value x, as a Q`output_integer_bits` value: x = 2**z * r with r in [sqrt(1/2), 1) (two
+    normalisations, the better kept), log(r) by a rational approximation around sqrt(sqrt(1/2)),
+    accumulated with one extra integer bit."""
+    accum_bits = output_integer_bits + 1
+    z_a = _i64(x)
+    shifted_quarter = rescale(_ONE_QUARTER, 0, accum_bits)
+    z_a_headroom_plus_1 = count_leading_zeros32(z_a)
+    r_a_tmp = saturating_rounding_multiply_by_pot_param(z_a, z_a_headroom_plus_1 - 1)
+    r_a = saturating_rounding_multiply_by_pot_param(srdhm(r_a_tmp, _SQRT_HALF), 1)
+    z_a_pow_2_adj = saturating_add(saturating_rounding_multiply_by_pot_param(
+        input_integer_bits - z_a_headroom_plus_1, 31 - accum_bits), shifted_quarter)
+    z_b = srdhm(z_a, _SQRT_HALF)
+    z_b_headroom = count_leading_zeros32(z_b) - 1
+    r_b = saturating_rounding_multiply_by_pot_param(z_a, z_b_headroom)
+    z_b_pow_2_adj = saturating_sub(saturating_rounding_multiply_by_pot_param(
+        input_integer_bits - z_b_headroom, 31 - accum_bits), shifted_quarter)
+    r = np.minimum(r_a, r_b)
+    z_pow_2_adj = np.maximum(z_a_pow_2_adj, z_b_pow_2_adj)
+    p = rounding_half_sum(r, _SQRT_SQRT_HALF)
+    q = sub(r, _SQRT_SQRT_HALF)
+    q = add(q, q)
+    common_sq = srdhm(q, q)
+    num = add(srdhm(q, r), srdhm(srdhm(q, common_sq), _ALPHA_N))
+    denom_minus_one = add(srdhm(p, add(add(_ALPHA_I, q), srdhm(_ALPHA_D, common_sq))), srdhm(_ALPHA_F, q))
+    recip_denom = one_over_one_plus_x_for_x_in_0_1(denom_minus_one)
+    num_scaled = rescale(num, 0, accum_bits)
+    return rescale(add(srdhm(z_pow_2_adj, _LOG_2), srdhm(num_scaled, recip_denom)), accum_bits, output_integer_bits)
