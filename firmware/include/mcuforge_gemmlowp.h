@@ -192,4 +192,39 @@ static inline int32_t mcu_log_x_for_x_greater_than_or_equal_to_1(int32_t x, int 
     return mcu_saturating_left_shift(sum, 1); /* Q<accum_bits> to Q<output_integer_bits> */
 }
 
+/** TFLM's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) for input >= 0 as a Q0.31 multiplier and
+    a shift (times reverse_shift: -1 gives a right shift as a negative left shift), by five
+    Newton-Raphson steps in Q3.28 on the input normalised to [2^27, 2^29). Inputs up to 1 give
+    (INT32_MAX, 0). */
+static inline void mcu_inv_sqrt_multiplier_exp(int32_t input, int reverse_shift, int32_t *multiplier, int *shift)
+{
+    if (input <= 1) {
+        *multiplier = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int s = 11;
+    while (input >= ((int32_t)1 << 29)) {
+        input /= 4;
+        s++;
+    }
+    const int pairs = (mcu_clz32((uint32_t)input) - 1) / 2 - 1; /* >= 0: input < 2^29 here */
+    s -= pairs;
+    input <<= 2 * pairs;
+    const int32_t half_input = mcu_rdbpot(input >> 1, 1);
+    const int32_t half_three = ((int32_t)1 << 28) + ((int32_t)1 << 27); /* 1.5 in Q3.28 */
+    int32_t y = (int32_t)1 << 28;                                         /* 1.0 in Q3.28 */
+    for (int i = 0; i < 5; i++) {
+        const int32_t y3 = mcu_saturating_left_shift(mcu_srdhm(mcu_srdhm(y, y), y), 6);
+        y = mcu_saturating_left_shift(mcu_sub_wrap(mcu_srdhm(half_three, y), mcu_srdhm(half_input, y3)), 3);
+    }
+    y = mcu_srdhm(y, 1518500250); /* times sqrt(2) / 2 */
+    if (s < 0) {
+        y = (int32_t)((uint32_t)y << -s);
+        s = 0;
+    }
+    *multiplier = y;
+    *shift = s * reverse_shift;
+}
+
 #endif /* MCUFORGE_GEMMLOWP_H */

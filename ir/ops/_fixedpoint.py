@@ -288,3 +288,32 @@ def log_x_for_x_greater_than_or_equal_to_1(x, output_integer_bits: int, input_in
     recip_denom = one_over_one_plus_x_for_x_in_0_1(denom_minus_one)
     num_scaled = rescale(num, 0, accum_bits)
     return rescale(add(srdhm(z_pow_2_adj, _LOG_2), srdhm(num_scaled, recip_denom)), accum_bits, output_integer_bits)
+
+
+# ---- inverse square root (RSQRT, L2_NORMALIZATION) ------------------------------------------------
+
+def inv_sqrt_multiplier_exp(x, reverse_shift: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """TFLM's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(x) for int32 x as (Q0.31 multiplier, shift),
+    by five Newton-Raphson steps in Q3.28 on x normalised to [2**27, 2**29). x <= 1 gives
+    (INT32_MAX, 0). Vectorized; the Python ints of TFLM's loops become per-element arrays."""
+    x = np.asarray(x, dtype=np.int64)
+    small = x <= 1
+    x = np.where(small, 2, x)
+    shift = np.full(x.shape, 11, dtype=np.int64)
+    while (x >= 1 << 29).any():  # input /= 4 while input >= 2**29
+        big = x >= 1 << 29
+        x = np.where(big, x // 4, x)
+        shift = shift + big
+    pairs = (count_leading_zeros32(x) - 1) // 2 - 1
+    shift = shift - pairs
+    x = x << (2 * pairs)
+    half_input = rdbpot(x >> 1, 1)  # SaturatingRoundingMultiplyByPOT<-1> of the Q3.28 input
+    half_three = (1 << 28) + (1 << 27)
+    y = np.full(x.shape, 1 << 28, dtype=np.int64)  # One() in Q3.28
+    for _ in range(5):
+        y3 = rescale(srdhm(srdhm(y, y), y), 9, 3)
+        y = rescale(sub(srdhm(half_three, y), srdhm(half_input, y3)), 6, 3)
+    y = srdhm(y, 1518500250)  # times sqrt(2) / 2 (Q0.31)
+    y = np.where(shift < 0, wrap_int32(y << np.maximum(-shift, 0)), y)
+    shift = np.maximum(shift, 0) * reverse_shift
+    return np.where(small, INT32_MAX, y), np.where(small, 0, shift)

@@ -116,33 +116,6 @@ def rescale_multiplier(v: OpView) -> tuple[int, int]:
     return quant.quantize_multiplier(float(f32(v.args[0].quant.s)) / float(f32(v.out.quant.s)))
 
 
-def inv_sqrt_multiplier_exp(x, reverse_shift: int = -1) -> tuple[np.ndarray, np.ndarray]:
-    """TFLM's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(x) for int32 x as (Q0.31 multiplier, shift),
-    by five Newton-Raphson steps in Q3.28 on x normalised to [2**27, 2**29). x <= 1 gives
-    (INT32_MAX, 0). Vectorized; the Python ints of TFLM's loops become per-element arrays."""
-    x = np.asarray(x, dtype=np.int64)
-    small = x <= 1
-    x = np.where(small, 2, x)
-    shift = np.full(x.shape, 11, dtype=np.int64)
-    while (x >= 1 << 29).any():  # input /= 4 while input >= 2**29
-        big = x >= 1 << 29
-        x = np.where(big, x // 4, x)
-        shift = shift + big
-    pairs = (fp.count_leading_zeros32(x) - 1) // 2 - 1
-    shift = shift - pairs
-    x = x << (2 * pairs)
-    half_input = fp.rdbpot(x >> 1, 1)  # SaturatingRoundingMultiplyByPOT<-1> of the Q3.28 input
-    half_three = (1 << 28) + (1 << 27)
-    y = np.full(x.shape, 1 << 28, dtype=np.int64)  # One() in Q3.28
-    for _ in range(5):
-        y3 = fp.rescale(fp.srdhm(fp.srdhm(y, y), y), 9, 3)
-        y = fp.rescale(fp.sub(fp.srdhm(half_three, y), fp.srdhm(half_input, y3)), 6, 3)
-    y = fp.srdhm(y, 1518500250)  # times sqrt(2) / 2 (Q0.31)
-    y = np.where(shift < 0, quant.wrap_int32(y << np.maximum(-shift, 0)), y)
-    shift = np.maximum(shift, 0) * reverse_shift
-    return np.where(small, quant.INT32_MAX, y), np.where(small, 0, shift)
-
-
 def rsqrt_multiplier(v: OpView) -> tuple[int, int]:
     """RSQRT's QuantizeMultiplier(1 / (sqrt(double(s_in)) * double(s_out)))."""
     return quant.quantize_multiplier(1.0 / (np.sqrt(float(f32(v.args[0].quant.s))) * float(f32(v.out.quant.s))))
@@ -151,7 +124,7 @@ def rsqrt_multiplier(v: OpView) -> tuple[int, int]:
 def rsqrt_int8(x: np.ndarray, v: OpView) -> np.ndarray:
     qi, qo = v.args[0].quant, v.out.quant
     value = x.astype(np.int64) - qi.zp
-    inv, inv_shift = inv_sqrt_multiplier_exp(value)
+    inv, inv_shift = fp.inv_sqrt_multiplier_exp(value)
     data = quant.multiply_by_quantized_multiplier(1, inv, inv_shift + RSQRT_SHIFT)
     m, s = rsqrt_multiplier(v)
     out = quant.multiply_by_quantized_multiplier(data, m, s - RSQRT_SHIFT) + qo.zp
