@@ -36,22 +36,10 @@ static int32_t squared_difference_s32(int32_t a, int32_t b)
 #define MCU_ARITH_S32(name, fn)                                                                           \
     void name(const mcu_arith_s32_params *p, const int32_t *input1, const int32_t *input2, int32_t *output) \
     {                                                                                                     \
-        const int32_t rows = mcu_broadcast_rows(&p->shape);                                               \
-        const int32_t cols = p->shape.dims[MCU_BROADCAST_RANK - 1];                                       \
-        const int32_t step1 = p->shape.stride1[MCU_BROADCAST_RANK - 1];                                   \
-        const int32_t step2 = p->shape.stride2[MCU_BROADCAST_RANK - 1];                                   \
-        for (int32_t r = 0; r < rows; r++) {                                                              \
-            int32_t off1;                                                                                 \
-            int32_t off2;                                                                                 \
-            mcu_broadcast_row(&p->shape, r, &off1, &off2);                                                \
-            const int32_t *a = input1 + off1;                                                             \
-            const int32_t *b = input2 + off2;                                                             \
-            for (int32_t c = 0; c < cols; c++) {                                                          \
-                int32_t out = fn(a[c * step1], b[c * step2]);                                             \
-                out = out < p->act_min ? p->act_min : out;                                                \
-                *output++ = out > p->act_max ? p->act_max : out;                                          \
-            }                                                                                             \
-        }                                                                                                 \
+        MCU_BROADCAST_FOR_EACH(&p->shape, i1, i2, {                                                       \
+            const int32_t out = fn(input1[i1], input2[i2]);                                               \
+            *output++ = out < p->act_min ? p->act_min : (out > p->act_max ? p->act_max : out);            \
+        });                                                                                               \
     }
 
 MCU_ARITH_S32(mcu_add_s32, add_s32)

@@ -33,19 +33,7 @@ static int8_t divide(const mcu_div_params *p, int32_t a, int32_t b)
 
 void mcu_div_s8(const mcu_div_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    const int32_t rows = mcu_broadcast_rows(&p->shape);
-    const int32_t cols = p->shape.dims[MCU_BROADCAST_RANK - 1];
-    const int32_t step1 = p->shape.stride1[MCU_BROADCAST_RANK - 1];
-    const int32_t step2 = p->shape.stride2[MCU_BROADCAST_RANK - 1];
-
-    for (int32_t r = 0; r < rows; r++) {
-        int32_t off1;
-        int32_t off2;
-        mcu_broadcast_row(&p->shape, r, &off1, &off2);
-        const int8_t *x1 = input1 + off1;
-        const int8_t *x2 = input2 + off2;
-        for (int32_t c = 0; c < cols; c++) {
-            *output++ = divide(p, (int32_t)x1[c * step1] + p->input1_offset, (int32_t)x2[c * step2] + p->input2_offset);
-        }
-    }
+    MCU_BROADCAST_FOR_EACH(&p->shape, i1, i2, {
+        *output++ = divide(p, (int32_t)input1[i1] + p->input1_offset, (int32_t)input2[i2] + p->input2_offset);
+    });
 }

@@ -61,6 +61,27 @@ static inline void mcu_broadcast_row(const mcu_broadcast_params *b, int32_t row,
     *offset2 = o2;
 }
 
+/** Runs the statements after the first three arguments once per output element of the broadcast
+    walk *b, in output order, with OFF1 and OFF2 (declared here, int32_t) the element's offsets in
+    input 1 and input 2. */
+#define MCU_BROADCAST_FOR_EACH(b, OFF1, OFF2, ...)                                      \
+    do {                                                                                \
+        const int32_t mcu_rows_ = mcu_broadcast_rows(b);                                \
+        const int32_t mcu_cols_ = (b)->dims[MCU_BROADCAST_RANK - 1];                    \
+        const int32_t mcu_step1_ = (b)->stride1[MCU_BROADCAST_RANK - 1];                \
+        const int32_t mcu_step2_ = (b)->stride2[MCU_BROADCAST_RANK - 1];                \
+        for (int32_t mcu_r_ = 0; mcu_r_ < mcu_rows_; mcu_r_++) {                        \
+            int32_t mcu_row1_;                                                          \
+            int32_t mcu_row2_;                                                          \
+            mcu_broadcast_row(b, mcu_r_, &mcu_row1_, &mcu_row2_);                       \
+            for (int32_t mcu_c_ = 0; mcu_c_ < mcu_cols_; mcu_c_++) {                    \
+                const int32_t OFF1 = mcu_row1_ + mcu_c_ * mcu_step1_;                   \
+                const int32_t OFF2 = mcu_row2_ + mcu_c_ * mcu_step2_;                   \
+                __VA_ARGS__                                                             \
+            }                                                                           \
+        }                                                                               \
+    } while (0)
+
 /** Parameters of mcu_add_s8 and mcu_sub_s8 (TFLM's AddFunc / SubFunc):
         a = requantize((x1 + input1_offset) << left_shift, input1_multiplier, input1_shift)
         b = requantize((x2 + input2_offset) << left_shift, input2_multiplier, input2_shift)
