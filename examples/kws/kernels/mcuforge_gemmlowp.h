@@ -135,4 +135,96 @@ static inline int32_t mcu_get_reciprocal(int32_t x, int x_integer_digits, int *n
     return mcu_one_over_one_plus_x_for_x_in_0_1((int32_t)(shifted - 0x80000000u));
 }
 
+/** TFLM's SaturatingRoundingMultiplyByPOTParam for an exponent in [0, 31]: x * 2^exponent, saturated
+    to the int32 range. */
+static inline int32_t mcu_saturating_left_shift_param(int32_t x, int exponent)
+{
+    return exponent == 0 ? x : mcu_saturating_left_shift(x, exponent);
+}
+
+static inline int32_t mcu_saturating_add(int32_t a, int32_t b)
+{
+    const int64_t s = (int64_t)a + b;
+    return s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : (int32_t)s);
+}
+
+/** TFLM's log_x_for_x_greater_than_or_equal_to_1_impl<output_integer_bits, input_integer_bits>:
+    log(x) for a positive Q<input_integer_bits> value x, as a Q<output_integer_bits> value
+    (output_integer_bits in [1, 29]). x = 2^z * r with r normalised two ways (the better kept), log(r)
+    by a rational approximation around sqrt(sqrt(1/2)), accumulated with one more integer bit. */
+static inline int32_t mcu_log_x_for_x_greater_than_or_equal_to_1(int32_t x, int output_integer_bits,
+                                                                 int input_integer_bits)
+{
+    const int32_t log_2 = 1488522236;
+    const int32_t sqrt_sqrt_half = 1805811301;
+    const int32_t sqrt_half = 1518500250;
+    const int32_t alpha_n = 117049297;
+    const int32_t alpha_d = 127690142;
+    const int32_t alpha_i = 1057819769;
+    const int32_t alpha_f = 638450708;
+    const int accum_bits = output_integer_bits + 1;
+    const int32_t shifted_quarter = mcu_rdbpot(536870912, accum_bits); /* 1/4 in Q<accum_bits> */
+
+    const int z_a_headroom_plus_1 = mcu_clz32((uint32_t)x);
+    const int32_t r_a_tmp = mcu_saturating_left_shift_param(x, z_a_headroom_plus_1 - 1);
+    const int32_t r_a = mcu_saturating_left_shift_param(mcu_srdhm(r_a_tmp, sqrt_half), 1);
+    const int32_t z_a_pow_2_adj = mcu_saturating_add(
+        mcu_saturating_left_shift_param(input_integer_bits - z_a_headroom_plus_1, 31 - accum_bits), shifted_quarter);
+    const int32_t z_b = mcu_srdhm(x, sqrt_half);
+    const int z_b_headroom = mcu_clz32((uint32_t)z_b) - 1;
+    const int32_t r_b = mcu_saturating_left_shift_param(x, z_b_headroom);
+    const int32_t z_b_pow_2_adj = mcu_saturating_add(
+        mcu_saturating_left_shift_param(input_integer_bits - z_b_headroom, 31 - accum_bits), -shifted_quarter);
+
+    const int32_t r = r_a < r_b ? r_a : r_b;
+    const int32_t z_pow_2_adj = z_a_pow_2_adj > z_b_pow_2_adj ? z_a_pow_2_adj : z_b_pow_2_adj;
+    const int64_t half_sum = (int64_t)r + sqrt_sqrt_half; /* RoundingHalfSum(r, sqrt_sqrt_half) */
+    const int32_t p = (int32_t)((half_sum + (half_sum >= 0 ? 1 : -1)) / 2);
+    int32_t q = mcu_sub_wrap(r, sqrt_sqrt_half);
+    q = mcu_add_wrap(q, q);
+    const int32_t common_sq = mcu_srdhm(q, q);
+    const int32_t num = mcu_add_wrap(mcu_srdhm(q, r), mcu_srdhm(mcu_srdhm(q, common_sq), alpha_n));
+    const int32_t denom_minus_one = mcu_add_wrap(
+        mcu_srdhm(p, mcu_add_wrap(mcu_add_wrap(alpha_i, q), mcu_srdhm(alpha_d, common_sq))), mcu_srdhm(alpha_f, q));
+    const int32_t recip_denom = mcu_one_over_one_plus_x_for_x_in_0_1(denom_minus_one);
+    const int32_t num_scaled = mcu_rdbpot(num, accum_bits);
+    const int32_t sum = mcu_add_wrap(mcu_srdhm(z_pow_2_adj, log_2), mcu_srdhm(num_scaled, recip_denom));
+    return mcu_saturating_left_shift(sum, 1); /* Q<accum_bits> to Q<output_integer_bits> */
+}
+
+/** TFLM's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) for input >= 0 as a Q0.31 multiplier and
+    a shift (times reverse_shift: -1 gives a right shift as a negative left shift), by five
+    Newton-Raphson steps in Q3.28 on the input normalised to [2^27, 2^29). Inputs up to 1 give
+    (INT32_MAX, 0). */
+static inline void mcu_inv_sqrt_multiplier_exp(int32_t input, int reverse_shift, int32_t *multiplier, int *shift)
+{
+    if (input <= 1) {
+        *multiplier = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int s = 11;
+    while (input >= ((int32_t)1 << 29)) {
+        input /= 4;
+        s++;
+    }
+    const int pairs = (mcu_clz32((uint32_t)input) - 1) / 2 - 1; /* >= 0: input < 2^29 here */
+    s -= pairs;
+    input <<= 2 * pairs;
+    const int32_t half_input = mcu_rdbpot(input >> 1, 1);
+    const int32_t half_three = ((int32_t)1 << 28) + ((int32_t)1 << 27); /* 1.5 in Q3.28 */
+    int32_t y = (int32_t)1 << 28;                                         /* 1.0 in Q3.28 */
+    for (int i = 0; i < 5; i++) {
+        const int32_t y3 = mcu_saturating_left_shift(mcu_srdhm(mcu_srdhm(y, y), y), 6);
+        y = mcu_saturating_left_shift(mcu_sub_wrap(mcu_srdhm(half_three, y), mcu_srdhm(half_input, y3)), 3);
+    }
+    y = mcu_srdhm(y, 1518500250); /* times sqrt(2) / 2 */
+    if (s < 0) {
+        y = (int32_t)((uint32_t)y << -s);
+        s = 0;
+    }
+    *multiplier = y;
+    *shift = s * reverse_shift;
+}
+
 #endif /* MCUFORGE_GEMMLOWP_H */
