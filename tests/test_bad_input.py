@@ -60,14 +60,14 @@ def test_empty_file_directory_and_missing(tmp_path, cli):
 
 def test_unsupported_ops_are_all_named_and_table_still_printed(cli):
     proc = cli("inspect", BAD / "unsupported_ops.tflite")
-    assert_clean_error(proc, "2 unsupported operators", "#1 EXP: operator not supported",
-                       "#4 SQUARE: operator not supported")
+    assert_clean_error(proc, "2 unsupported operators", "#1 EXP: Input and output must be float32 (TFLM's EXP kernel "
+                       "has no int8 variant) (got int8)", "#4 SQUARE: operator not supported")
     table = proc.stdout
     assert table.count("UNSUPPORTED") == 2 and "CONV_2D" in table and "DEQUANTIZE" in table, table
 
 
 def test_unsupported_ops_refused_by_verify(cli):
-    assert_clean_error(cli("verify", BAD / "unsupported_ops.tflite", "-n", "1"), "#1 EXP: operator not supported")
+    assert_clean_error(cli("verify", BAD / "unsupported_ops.tflite", "-n", "1"), "#1 EXP: Input and output must be float32")
 
 
 def test_float_model(cli):
