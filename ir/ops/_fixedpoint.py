@@ -6,8 +6,10 @@ returns int32-range values, exactly as the C code's int32 arithmetic does (plain
 Int16 variants (used by HARD_SWISH) are suffixed `_16`.
 
 These are the building blocks of the int8 SOFTMAX, LOGISTIC and TANH kernels
-(exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1, logistic, tanh, GetReciprocal) and of
-the int16 pipeline of HARD_SWISH. Not an op module (the leading underscore keeps it out of the
+(exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1, logistic, tanh, GetReciprocal), of DIV
+(GetReciprocal), LOG_SOFTMAX (log_x_for_x_greater_than_or_equal_to_1), RSQRT and L2_NORMALIZATION
+(GetInvSqrtQuantizedMultiplierExp), and of the int16 pipeline of HARD_SWISH. The C versions are in
+firmware/include/mcuforge_gemmlowp.h (tests/test_gemmlowp_c.py compares them). Not an op module (the leading underscore keeps it out of the
 registry scan).
 """
 
