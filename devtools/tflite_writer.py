@@ -43,6 +43,8 @@ OPTIONS = {
     "LEAKY_RELU": "LeakyReluOptions", "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE": "TransposeOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
     "QUANTIZE": "QuantizeOptions", "DEQUANTIZE": "DequantizeOptions", "HARD_SWISH": "HardSwishOptions",
+    "SHAPE": "ShapeOptions", "PACK": "PackOptions", "UNPACK": "UnpackOptions", "SPLIT": "SplitOptions",
+    "SPLIT_V": "SplitVOptions",
 }
 
 
@@ -59,6 +61,7 @@ class WTensor:
     zero_point: tuple[int, ...] | None = None
     axis: int = 0
     data: bytes | None = None
+    signature: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -80,10 +83,11 @@ class ModelWriter:
 
     def tensor(self, shape: Sequence[int], dtype: str = "int8", scale: float | Sequence[float] | None = None,
                zero_point: int | Sequence[int] | None = None, axis: int = 0, data: Any = None,
-               name: str | None = None) -> int:
+               name: str | None = None, signature: Sequence[int] | None = None) -> int:
         """Add a tensor; return its index. With `data` it is a constant (converted to `dtype`).
         A scalar scale is per tensor; a sequence of scales is per channel along `axis`. A missing
-        zero point is 0 (one per scale)."""
+        zero point is 0 (one per scale). `signature` is the shape signature (-1 for a dimension
+        unknown at conversion, e.g. a dynamic batch), written only when given."""
         if dtype not in TENSOR_TYPES:
             raise ValueError(f"unknown tensor type {dtype!r}")
         shape = tuple(int(d) for d in shape)
@@ -103,7 +107,8 @@ class ModelWriter:
                 raise ValueError(f"tensor data has {arr.size} elements, shape {list(shape)} needs "
                                  f"{int(np.prod(shape))}")
             raw = np.ascontiguousarray(arr).tobytes()
-        self.tensors.append(WTensor(shape, dtype, name or f"t{len(self.tensors)}", scales, zps, int(axis), raw))
+        sig = None if signature is None else tuple(int(d) for d in signature)
+        self.tensors.append(WTensor(shape, dtype, name or f"t{len(self.tensors)}", scales, zps, int(axis), raw, sig))
         return len(self.tensors) - 1
 
     def op(self, op: str, inputs: Sequence[int], outputs: Sequence[int], options_cls: str | None = None,
@@ -200,6 +205,7 @@ class ModelWriter:
         T, Q = _module("Tensor"), _module("QuantizationParameters")
         name = b.CreateString(t.name)
         shape = b.CreateNumpyVector(np.asarray(t.shape, dtype=np.int32))
+        sig = None if t.signature is None else b.CreateNumpyVector(np.asarray(t.signature, dtype=np.int32))
         q = None
         if t.scale is not None:
             sc = b.CreateNumpyVector(np.asarray(t.scale, dtype=np.float32))
@@ -211,6 +217,8 @@ class ModelWriter:
             q = Q.QuantizationParametersEnd(b)
         T.TensorStart(b)
         T.TensorAddShape(b, shape)
+        if sig is not None:
+            T.TensorAddShapeSignature(b, sig)
         T.TensorAddType(b, TENSOR_TYPES[t.dtype])
         T.TensorAddBuffer(b, buffer)
         T.TensorAddName(b, name)

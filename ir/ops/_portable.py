@@ -18,8 +18,8 @@ from mcuforge.ir.registry import CKernel, OpView, get_op
 
 from mcuforge.errors import McuforgeError
 
-C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
-SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "float32": "f32"}
+C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
+SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "float32": "f32"}
 ELEM_SIZES = {"int8": 1, "int16": 2, "int32": 4, "float32": 4}
 ALL_INT8 = np.arange(-128, 128, dtype=np.int8)
 BROADCAST_RANK = 6  # MCU_BROADCAST_RANK: TFLM's RuntimeShape limit

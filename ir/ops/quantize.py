@@ -5,6 +5,10 @@ QUANTIZE (TFLM EvalQuantizeReference):
   The division and the rounding are float32; the scale is the file's float32 scale.
 * int8/int16 -> int8/int16/int32 (Requantize): q = MultiplyByQuantizedMultiplier(x - zp_in, m, s)
   + zp_out, clamped, with (m, s) = QuantizeMultiplier(double(s_in) / double(s_out)).
+* uint8 -> int8 and int8 -> uint8 (the uint8 model inputs and outputs of full-integer exports): the
+  same Requantize. TFLM takes a fast path, x ^ 0x80, when the scales are equal (m = 2**30, s = 1)
+  and the zero points differ by 128 in the right direction; for those parameters the general formula
+  gives the same bytes, and the kernel takes the fast path too (mcu_quantize_u8_xor).
 DEQUANTIZE (TFLM reference_ops::Dequantize): y = (float)(double(scale) * (x - zero_point)); the
 product is computed in double and rounded once to float32.
 
@@ -27,8 +31,9 @@ QUANTIZE_PAIRS = {
     ("float32", "int8"), ("float32", "int16"),
     ("int8", "int8"), ("int8", "int16"), ("int8", "int32"),
     ("int16", "int8"), ("int16", "int16"),
+    ("uint8", "int8"), ("int8", "uint8"),
 }
-DEQUANTIZE_INPUTS = ("int8", "int16")
+DEQUANTIZE_INPUTS = ("int8", "int16", "uint8")
 
 
 def parse(ctx):
@@ -60,8 +65,19 @@ def requantize_multiplier(s_in: float, s_out: float) -> tuple[int, int]:
     return quant.quantize_multiplier(float(np.float32(s_in)) / float(np.float32(s_out)))
 
 
+def sign_flip(in_dtype: str, zp_in: int, s_in: float, s_out: float, zp_out: int, out_dtype: str) -> bool:
+    """TFLM Requantize's fast path: uint8 <-> int8 with equal scales and zero points 128 apart,
+    where the output is the input byte with its top bit flipped."""
+    if requantize_multiplier(s_in, s_out) != (1 << 30, 1):
+        return False
+    return ((in_dtype, out_dtype) == ("uint8", "int8") and zp_in - zp_out == 128) or \
+        ((in_dtype, out_dtype) == ("int8", "uint8") and zp_in - zp_out == -128)
+
+
 def requantize(x: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int, dtype: str) -> np.ndarray:
     """integer -> integer as TFLM's Requantize."""
+    if sign_flip(str(x.dtype), zp_in, s_in, s_out, zp_out, dtype):
+        return (x.view(np.uint8) ^ 0x80).view(np.dtype(dtype))
     m, s = requantize_multiplier(s_in, s_out)
     out = quant.multiply_by_quantized_multiplier(x.astype(np.int64) - zp_in, m, s) + zp_out
     lo, hi = quant.dtype_range(dtype)
@@ -86,7 +102,7 @@ def reference_dequantize(args, v: OpView):
 
 def quantize_types(v: OpView) -> str | None:
     """QUANTIZE must go from float32 to int8 or int16, or between int8 and int16 (int8 may also
-    go to int32)."""
+    go to int32, and uint8 to or from int8)."""
     pair = (v.args[0].dtype, v.out.dtype)
     return None if pair in QUANTIZE_PAIRS else f"{pair[0]} to {pair[1]}"
 
@@ -120,7 +136,7 @@ def requantize_below_2_30(v: OpView) -> str | None:
 
 
 def dequantize_types(v: OpView) -> str | None:
-    """DEQUANTIZE must go from int8 or int16 to float32."""
+    """DEQUANTIZE must go from int8, int16 or uint8 to float32."""
     if v.args[0].dtype in DEQUANTIZE_INPUTS and v.out.dtype == "float32":
         return None
     return f"{v.args[0].dtype} to {v.out.dtype}"
@@ -147,6 +163,8 @@ def lower_quantize(call) -> CKernel:
     """int8 input: a 256-entry table (mcu_quantize_s8[_s16|_s32]); float32: the scale as a float
     literal (mcu_quantize_f32[_s16]); int16: the requantization multiplier (mcu_quantize_s16[_s16])."""
     x, out = call.args[0].type, call.type
+    if "uint8" in (x.dtype, out.dtype):
+        return lower_uint8(call)
     if x.dtype == "int8":
         return _portable.table_kernel(call, "mcu_quantize")
     function = _portable.typed_function("mcu_quantize", call)
@@ -160,8 +178,23 @@ def lower_quantize(call) -> CKernel:
     return CKernel(function, source, "mcu_requantize_params", params)
 
 
+def lower_uint8(call) -> CKernel:
+    """uint8 <-> int8: a byte flip where TFLM takes its fast path (mcu_quantize_u8_xor,
+    mcu_quantize_s8_u8_xor), else a 256-entry table indexed by the input byte (mcu_quantize_u8,
+    mcu_quantize_s8_u8) computed with the reference."""
+    x, out = call.args[0].type, call.type
+    function = "mcu_quantize_u8" if x.dtype == "uint8" else "mcu_quantize_s8_u8"
+    params = {"size": out.size}
+    if sign_flip(x.dtype, x.quant.zp, x.quant.s, out.quant.s, out.quant.zp, out.dtype):
+        return CKernel(f"{function}_xor", "mcu_quantize_u8", "mcu_quantize_u8_params", params)
+    # entry k: the input byte k (uint8) or k - 128 (int8), the order the kernels index the table
+    inputs = np.arange(256, dtype=np.uint8) if x.dtype == "uint8" else _portable.ALL_INT8
+    table = reference_quantize([inputs], OpView((x.with_shape((256,)),), out.with_shape((256,)), call.attrs))
+    return CKernel(function, "mcu_quantize_u8", "mcu_quantize_u8_params", params, {"table": table})
+
+
 def lower_dequantize(call) -> CKernel:
-    """mcu_dequantize_s8 / _s16: the zero point and the scale as a float literal."""
+    """mcu_dequantize_s8 / _s16 / _u8: the zero point and the scale as a float literal."""
     x = call.args[0].type
     function = _portable.typed_function("mcu_dequantize", call)
     params = {"size": call.type.size, "zero_point": x.quant.zp, "scale": _portable.float32_literal(x.quant.s)}
@@ -202,7 +235,7 @@ register(OpDef(
     name="dequantize",
     tflm="dequantize.cc, reference_ops::Dequantize",
     kind=OpKind.ELEMWISE,
-    doc="Dequantize int8/int16 to float32: scale * (x - zero_point).",
+    doc="Dequantize int8/int16/uint8 to float32: scale * (x - zero_point).",
     infer=infer_dequantize,
     reference=reference_dequantize,
     checks=(dequantize_types, quantized_input, rank_at_most_6),
