@@ -1,7 +1,24 @@
 """Import a TflGraph into an ir.Module in the QNN dialect, through the op registry.
 
-Every operator is parsed by its registry entry; support checks run on each call. All problems are
-collected so that one error names every unsupported operator, with its index and name."""
+Every operator is parsed by its registry entry into one call per output: an operator with several
+outputs (SPLIT, SPLIT_V, UNPACK: `OpDef.multi_output`) is parsed once per output, so the IR stays
+single-output. A call whose arguments are all constants is folded into a Constant right away
+(ir/fold.py), before support checks: a parser after it that needs a constant input (RESHAPE's
+shape, TRANSPOSE_CONV's output shape) then sees one, and the call runs no kernel, so kernel limits
+do not apply to it. Every other call's support checks run.
+
+Problems of one operator (an unsupported op or type, a parser's refusal, a check, an output shape
+the inputs contradict) are collected and the operator's outputs replaced by placeholders, so the
+operators after it are still checked: one error names every blocker of the model. A malformed
+operator (one its parser trips over, a non-finite option) stops the import with its own error.
+
+Shapes are the file's `shape`, which is what TFLM allocates. A -1 in the shape signature is
+accepted where that shape resolves it: model inputs may leave only the batch dimension unknown
+(Keras exports have [-1, H, W, C] with shape [1, H, W, C]); an operator's output may have any -1,
+as its inferred shape must be the file's anyway (TFLM requires the same of RESHAPE, and the
+converter writes placeholders such as [1, 1] for [-1, -1] that the inputs then contradict). A
+tensor whose shape itself holds a -1 cannot be allocated, by TFLM either.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +29,25 @@ from typing import Any
 
 import numpy as np
 from mcuforge.ir.expr import Call, Constant, Function, Module, OpSource, Tuple, Var
-from mcuforge.ir.registry import OpView, op_for_tflite
+from mcuforge.ir.fold import fold
+from mcuforge.ir.registry import OpDef, OpView, op_for_tflite
 from mcuforge.ir.types import DTYPES, QuantParams, TensorType
 
 from mcuforge.errors import ModelError, UnsupportedError
 
-from .reader import TflGraph, TflTensor, read_tflite
+from .reader import TflGraph, TflOperator, TflTensor, read_tflite
 
 
 class UnsupportedTypeError(ModelError):
     """A tensor of a type mcuforge has no representation for (reported as an unsupported op)."""
+
+
+class OperatorProblem(ModelError):
+    """Something one operator uses that mcuforge cannot compile; `why` is reported with the others."""
+
+    def __init__(self, index: int, name: str, why: str):
+        super().__init__(f"operator #{index} {name}: {why}")
+        self.why = why
 
 
 def tensor_type(t: TflTensor) -> TensorType:
@@ -58,46 +84,44 @@ def _check_quant(t: TflTensor, q: QuantParams) -> None:
                 raise ModelError(f"{where}: zero point {z} outside the {t.dtype} range [{info.min}, {info.max}]")
 
 
-class NotConstantError(ModelError):
-    """An operator input that mcuforge needs constant (an axis, a shape) is computed at run time:
-    reported as an unsupported operator, so the other operators are still checked."""
-
-    def __init__(self, where: str, reason: str):
-        super().__init__(f"{where}: {reason}")
-        self.reason = reason
-
-
 class _Ctx:
-    """The frontend's implementation of registry.ParseContext for one operator."""
+    """The frontend's implementation of registry.ParseContext for one output of one operator."""
 
-    def __init__(self, graph: TflGraph, op_index: int, inputs: list[Any], out: TensorType):
-        self._graph = graph
-        self._op = graph.operators[op_index]
-        self.index = op_index
-        self.name = self._op.name
+    def __init__(self, imp: _Importer, op: TflOperator, inputs: list[Any], out: TensorType, output_index: int):
+        self._imp = imp
+        self._op = op
+        self.index = op.index
+        self.name = op.name
         self.inputs = inputs
         self.out = out
+        self.output_index = output_index
+        self.num_outputs = len(op.outputs)
 
     def options(self) -> Any:
         return self._op.options
 
     def const(self, i: int) -> np.ndarray:
+        """Constant input `i`: a constant tensor of the file, or one folded from constants."""
         if i >= len(self._op.inputs) or self._op.inputs[i] < 0:
             raise self.fail(f"input {i} is missing")
-        t = self._graph.tensors[self._op.inputs[i]]
-        if t.data is None:
-            raise NotConstantError(f"operator #{self.index} {self.name}",
-                                   f"input {i} ('{t.name}') must be a constant tensor")
-        return t.data
+        e = self.inputs[i]
+        if isinstance(e, Constant):
+            return e.data
+        t = self._imp.graph.tensors[self._op.inputs[i]]
+        blocked = self._imp.placeholders.get(t.index)
+        why = f"; it is the output of {blocked}, which cannot be imported" if blocked else \
+            " (or computed from constants only)"
+        raise self.fail(f"input {i} ('{t.name}') must be a constant tensor{why}")
 
     def fail(self, why: str) -> Exception:
-        return ModelError(f"operator #{self.index} {self.name}: {why}")
+        return OperatorProblem(self.index, self.name, why)
 
 
 @dataclass
 class ImportResult:
     module: Module | None
     problems: list[tuple[int, str, str]] = field(default_factory=list)
+    folded: dict[int, Constant] = field(default_factory=dict)  # TFLite tensor -> its value, folded at import
 
 
 def load_tflite(path: str | Path) -> Module:
@@ -111,14 +135,7 @@ def load_tflite(path: str | Path) -> Module:
 
 
 def import_graph(graph: TflGraph) -> ImportResult:
-    problems: list[tuple[int, str, str]] = []
-    for idx in graph.inputs + graph.outputs:
-        t = graph.tensors[idx]
-        if t.dynamic:
-            raise ModelError(
-                f"tensor {idx} '{t.name}' has a dynamic shape {list(t.shape)} (signature has -1); "
-                "only static shapes are supported"
-            )
+    _check_input_shapes(graph)
     _check_outputs(graph)
     acts = [t for t in graph.tensors if not t.is_const]
     if acts and all(t.dtype == "float32" for t in acts):
@@ -126,95 +143,147 @@ def import_graph(graph: TflGraph) -> ImportResult:
             f"{graph.source}: a float32 model (no quantized activations); mcuforge compiles int8-quantized "
             "models: convert it with full-integer quantization (TFLiteConverter with a representative dataset)"
         )
-    env: dict[int, Any] = {}
-    params = []
-    for idx in graph.inputs:
-        t = graph.tensors[idx]
-        if t.is_const:
-            raise ModelError(f"model input tensor {idx} '{t.name}' is a constant")
-        var = Var(t.name, tensor_type(t), idx)
-        env[idx] = var
-        params.append(var)
+    imp = _Importer(graph)
+    for op in graph.operators:
+        imp.operator(op)
+    folded = {t: e for t, e in imp.env.items() if isinstance(e, Constant) and graph.tensors[t].data is None}
+    if imp.problems:
+        return ImportResult(None, imp.problems, folded)
+    outs = [imp.expr_for(idx, -1, "(model output)") for idx in graph.outputs]
+    for idx, e in zip(graph.outputs, outs):
+        if isinstance(e, Constant):
+            raise ModelError(f"model output tensor {idx} '{graph.tensors[idx].name}' is computed from constants "
+                             "only; there is nothing to run on the device")
+    body = outs[0] if len(outs) == 1 else Tuple(tuple(outs))
+    meta = {"source": graph.source, "description": graph.description}
+    return ImportResult(Module({"main": Function(tuple(imp.params), body)}, meta), folded=folded)
 
-    def expr_for(tidx: int, op_index: int, op_name: str) -> Any:
+
+class _Importer:
+    """The tensors imported so far (`env`: TFLite tensor index -> expression) and the problems."""
+
+    def __init__(self, graph: TflGraph):
+        self.graph = graph
+        self.env: dict[int, Any] = {}
+        self.params: list[Var] = []
+        self.problems: list[tuple[int, str, str]] = []
+        self.placeholders: dict[int, str] = {}  # tensor -> "#i OP" whose failure it stands in for
+        for idx in graph.inputs:
+            t = graph.tensors[idx]
+            if t.is_const:
+                raise ModelError(f"model input tensor {idx} '{t.name}' is a constant")
+            var = Var(t.name, tensor_type(t), idx)
+            self.env[idx] = var
+            self.params.append(var)
+
+    def expr_for(self, tidx: int, op_index: int, op_name: str) -> Any:
         if tidx < 0:
             return None
-        if tidx in env:
-            return env[tidx]
-        t = graph.tensors[tidx]
+        if tidx in self.env:
+            return self.env[tidx]
+        t = self.graph.tensors[tidx]
         if t.data is not None:
             c = Constant(t.name, tensor_type(t), t.data, tidx)
-            env[tidx] = c
+            self.env[tidx] = c
             return c
         raise ModelError(
             f"operator #{op_index} {op_name} reads tensor {tidx} '{t.name}' before any operator writes it "
             "(graph out of order or cyclic)"
         )
 
-    for op in graph.operators:
-        where = f"operator #{op.index} {op.name}"
-        if len(op.outputs) != 1:
-            problems.append((op.index, op.name, f"has {len(op.outputs)} outputs; only single-output ops are supported"))
+    def operator(self, op: TflOperator) -> None:
+        """Import one operator: a call (or folded constant) per output, or a problem."""
+        try:
+            opdef = op_for_tflite(op.name)
+            if opdef is None:
+                raise OperatorProblem(op.index, op.name, "operator not supported")
+            if len(op.outputs) != 1 and not opdef.multi_output:
+                raise OperatorProblem(op.index, op.name, f"has {len(op.outputs)} outputs; {op.name} has one")
+            inputs = [self.expr_for(t, op.index, op.name) for t in op.inputs]
+            results = [self.output(op, opdef, inputs, j) for j in range(len(op.outputs))]
+        except (OperatorProblem, UnsupportedTypeError) as e:
+            self.problems.append((op.index, op.name, e.why if isinstance(e, OperatorProblem) else str(e)))
             for o in op.outputs:
-                _placeholder(env, graph.tensors[o])
-            continue
-        out_t = graph.tensors[op.outputs[0]]
+                self.placeholder(self.graph.tensors[o], f"#{op.index} {op.name}")
+            return
+        for o, r in zip(op.outputs, results):
+            self.env[o] = r
+
+    def output(self, op: TflOperator, opdef: OpDef, inputs: list[Any], j: int) -> Call | Constant:
+        """Output `j` of `op`: parsed, folded when its arguments are constants, else checked."""
+        out_t = self.graph.tensors[op.outputs[j]]
         if out_t.dynamic:
-            raise ModelError(f"{where}: output tensor '{out_t.name}' has a dynamic shape")
-        opdef = op_for_tflite(op.name)
-        if opdef is None:
-            problems.append((op.index, op.name, "operator not supported"))
-            _placeholder(env, out_t)
-            continue
+            raise OperatorProblem(op.index, op.name, f"output tensor '{out_t.name}' has an unknown shape "
+                                                     f"{list(out_t.signature)}")
+        out_type = tensor_type(out_t)
         try:
-            inputs = [expr_for(t, op.index, op.name) for t in op.inputs]
-            out_type = tensor_type(out_t)
-        except UnsupportedTypeError as e:
-            problems.append((op.index, op.name, str(e)))
-            _placeholder(env, out_t)
-            continue
-        ctx = _Ctx(graph, op.index, inputs, out_type)
-        try:
-            args, attrs = opdef.tflite[op.name](ctx)
-            for key, value in attrs.items():
-                # a float pad value is data copied as is (-inf pads for a max pool); other float
-                # options are scale factors the integer kernels derive multipliers from
-                if key != "pad_value" and isinstance(value, float) and not math.isfinite(value):
-                    raise ModelError(f"{where}: option {key} is {value}")
+            args, attrs = opdef.tflite[op.name](_Ctx(self, op, inputs, out_type, j))
+            _check_options(op, attrs)
+            call = Call(opdef.name, tuple(args), out_type, attrs, name=out_t.name, tensor=out_t.index,
+                        sources=(OpSource(op.index, op.name),))
+            folded = _fold(opdef, call)
+            if folded is not None:
+                return folded
             view = OpView(tuple(a.type for a in args), out_type, attrs)
             issues = opdef.check(view)
             if issues:
-                problems.append((op.index, op.name, "; ".join(issues)))
-                _placeholder(env, out_t)
-                continue
+                raise OperatorProblem(op.index, op.name, "; ".join(issues))
             shape, dtype = opdef.infer(view.args, attrs)
-        except NotConstantError as e:
-            problems.append((op.index, op.name, e.reason))
-            _placeholder(env, out_t)
-            continue
         except ModelError:
             raise
         except Exception as e:  # a malformed operator the parser or inference trips over
-            raise ModelError(f"{where}: malformed operator ({type(e).__name__}: {e})") from None
+            raise ModelError(f"operator #{op.index} {op.name}: malformed operator ({type(e).__name__}: {e})") from None
         if (tuple(shape), dtype) != (out_type.shape, out_type.dtype):
-            raise ModelError(
-                f"{where}: output '{out_t.name}' is {out_type.dtype}{list(out_type.shape)} in the file, "
-                f"but the inputs give {dtype}{list(shape)}"
-            )
-        env[op.outputs[0]] = Call(
-            opdef.name, tuple(args), out_type, attrs, name=out_t.name, tensor=op.outputs[0],
-            sources=(OpSource(op.index, op.name),),
-        )
+            raise OperatorProblem(op.index, op.name, f"output '{out_t.name}' is {out_type.dtype}{list(out_type.shape)} "
+                                                     f"in the file, but the inputs give {dtype}{list(shape)}")
+        if all(isinstance(a, Constant) for a in args):
+            raise OperatorProblem(op.index, op.name, "its inputs are constants, but it cannot be evaluated at "
+                                                     "compile time")
+        return call
 
-    if problems:
-        return ImportResult(None, problems)
-    outs = []
-    for idx in graph.outputs:
-        e = expr_for(idx, -1, "(model output)") if idx not in env else env[idx]
-        outs.append(e)
-    body = outs[0] if len(outs) == 1 else Tuple(tuple(outs))
-    meta = {"source": graph.source, "description": graph.description}
-    return ImportResult(Module({"main": Function(tuple(params), body)}, meta))
+    def placeholder(self, t: TflTensor, blocked_by: str) -> None:
+        """Stand-in for the output of an operator we cannot import, so that the operators after it
+        are still parsed and checked (one error then names every unsupported operator)."""
+        self.placeholders[t.index] = blocked_by
+        try:
+            self.env[t.index] = Var(t.name, tensor_type(t), t.index)
+        except ModelError:
+            self.env[t.index] = Var(t.name, TensorType(t.shape, "int8"), t.index)
+
+
+def _fold(opdef: OpDef, call: Call) -> Constant | None:
+    """The call folded into a constant when its arguments are all constants and its inferred type
+    is the file's (the folded value is then the file's tensor)."""
+    if not all(isinstance(a, Constant) for a in call.args):
+        return None
+    try:
+        shape, dtype = opdef.infer(tuple(a.type for a in call.args), call.attrs)
+    except Exception:  # noqa: BLE001 - the checks then say what is wrong
+        return None
+    if (tuple(shape), dtype) != (call.type.shape, call.type.dtype):
+        return None
+    return fold(call)
+
+
+def _check_options(op: TflOperator, attrs: dict[str, Any]) -> None:
+    for key, value in attrs.items():
+        # a float pad value is data copied as is (-inf pads for a max pool); other float
+        # options are scale factors the integer kernels derive multipliers from
+        if key != "pad_value" and isinstance(value, float) and not math.isfinite(value):
+            raise ModelError(f"operator #{op.index} {op.name}: option {key} is {value}")
+
+
+def _check_input_shapes(graph: TflGraph) -> None:
+    """Model inputs have static shapes; only the batch dimension may be unknown (-1 in the
+    signature), and then the file's shape fixes it. (Every other tensor is an operator's output,
+    whose shape the operator's inputs must give.)"""
+    for idx in graph.inputs:
+        t = graph.tensors[idx]
+        if t.dynamic or any(d < 0 for d in t.signature[1:]):
+            raise ModelError(
+                f"tensor {idx} '{t.name}' has a dynamic shape {list(t.signature)} (signature has -1 beyond the "
+                "batch); only static shapes are supported: convert with a fixed input size"
+            )
 
 
 def _check_outputs(graph: TflGraph) -> None:
@@ -232,12 +301,3 @@ def _check_outputs(graph: TflGraph) -> None:
             raise ModelError(f"{what} is also a model input; every output must be computed by an operator")
         if idx not in written:
             raise ModelError(f"{what} is not written by any operator")
-
-
-def _placeholder(env: dict[int, Any], t: TflTensor) -> None:
-    """Stand-in for the output of an operator we cannot import, so that the operators after it
-    are still parsed and checked (one error then names every unsupported operator)."""
-    try:
-        env[t.index] = Var(t.name, tensor_type(t), t.index)
-    except ModelError:
-        env[t.index] = Var(t.name, TensorType(t.shape, "int8"), t.index)

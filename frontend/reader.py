@@ -58,7 +58,8 @@ class TflTensor:
     dtype: str  # lower-case TFLite type name, e.g. "int8", "float32", "float16"
     quant: TflQuant | None
     data: np.ndarray | None  # constant contents, None for activations
-    dynamic: bool = False  # the shape signature has unknown (-1) dimensions
+    dynamic: bool = False  # the shape itself has an unknown (-1) dimension: nothing can allocate it
+    signature: tuple[int, ...] = ()  # shape_signature (-1 for a dimension unknown at conversion), or the shape
 
     @property
     def nbytes(self) -> int:
@@ -202,9 +203,11 @@ def _read_tensor(blob: bytes, t: Any, index: int, buffers: list[Any], source: st
     dtype = _TFL_DTYPES.get(int(t.Type()), f"type{int(t.Type())}")
     shape = tuple(int(d) for d in (t.ShapeAsNumpy() if not t.ShapeIsNone() else []))
     sig = tuple(int(d) for d in (t.ShapeSignatureAsNumpy() if not t.ShapeSignatureIsNone() else []))
-    # Converters mark the batch dimension -1 in the signature while the shape holds 1: that is a
-    # static model. Any other unknown dimension is a dynamic shape.
-    dynamic = any(d < 0 for d in sig[1:]) or any(d < 0 for d in shape)
+    # Converters mark the batch dimension -1 in the signature while the shape holds 1, and the
+    # dimensions computed from it -1 too: the shape is what TFLM allocates (the importer decides
+    # which signatures it accepts). A -1 in the shape itself is a dynamic shape.
+    dynamic = any(d < 0 for d in shape)
+    sig = sig if len(sig) == len(shape) else shape
     if any(d < 0 for d in shape):
         shape = tuple(max(d, 1) for d in shape)
     quant = _read_quant(t.Quantization())
@@ -231,7 +234,7 @@ def _read_tensor(blob: bytes, t: Any, index: int, buffers: list[Any], source: st
             )
         data = np.frombuffer(raw, dtype=np.dtype(np_dtype).newbyteorder("<")).astype(np_dtype).reshape(shape)
         data.setflags(write=False)
-    return TflTensor(index, name, shape, dtype, quant, data, dynamic)
+    return TflTensor(index, name, shape, dtype, quant, data, dynamic, sig)
 
 
 def _buffer_bytes(blob: bytes, buf: Any, b: int, source: str) -> bytes | None:

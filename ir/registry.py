@@ -5,10 +5,11 @@ reference implementation with TensorFlow Lite Micro's integer semantics, and the
 whose docstrings are the sentences users read (and SUPPORTED_OPS.md is generated from).
 
 An entry also holds the facts later stages need about the op, so that no stage keeps its own list
-of op names: whether it is a view of its input (`view`), whether it carries a fused activation that
-clamps like TFLite's (`fuses_activation`), which fused activation a standalone op equals (`folds_as`),
-its multiply-accumulate count (`macs`), and its portable C kernel (`portable`: how the `c` target
-lowers it). Op modules live in `mcuforge.ir.ops` and call `register()` at import time.
+of op names: whether it is a view of its input (`view`), whether its TFLite operator has several
+outputs (`multi_output`: each output is parsed into a call of its own), whether it carries a fused
+activation that clamps like TFLite's (`fuses_activation`), which fused activation a standalone op
+equals (`folds_as`), its multiply-accumulate count (`macs`), and its portable C kernel (`portable`:
+how the `c` target lowers it). Op modules live in `mcuforge.ir.ops` and call `register()` at import time.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ class ParseContext(Protocol):
     index: int  # operator index in the subgraph
     name: str  # builtin name, e.g. "CONV_2D"
     inputs: Sequence[Any]  # one Expr per operator input; None where the file says -1 (absent)
-    out: TensorType  # the first output's type
+    out: TensorType  # the type of the output being parsed
+    output_index: int  # which output of the operator is being parsed (0 unless OpDef.multi_output)
+    num_outputs: int  # how many outputs the operator has
 
     def options(self) -> Any:
         """The decoded builtin options table (a `tflite.*Options` object), or None."""
@@ -119,6 +122,9 @@ class OpDef:
     folds_as: str | None = None  # a standalone activation equal to this fused one in one quantization
     macs: Macs | None = None
     tflm: str = ""  # the TFLM kernel it is bit-exact with (file / function), or why there is none
+    # The TFLite operator has several outputs: the importer parses it once per output
+    # (ctx.output_index, ctx.out) and each output becomes a call of its own (the IR is single-output).
+    multi_output: bool = False
 
     def check(self, view: OpView) -> list[str]:
         """Every support problem of this call as user-facing sentences (empty when supported)."""

@@ -18,6 +18,11 @@ def render() -> str:
         "operator that breaks one of its rules is reported by `mcuforge inspect` and refused by the compiler",
         "with that rule's sentence. Rewrites are the legalization rules the compiler applies to it.",
         "",
+        "An operator whose inputs are all constants is evaluated at compile time (constant folding, with",
+        "its reference: TFLite's semantics) and runs no kernel, so its rules do not apply to it: the shape",
+        "sub-graphs of Keras exports (SHAPE -> STRIDED_SLICE -> PACK feeding RESHAPE or TRANSPOSE_CONV)",
+        "become constants.",
+        "",
         "| TFLite operator | mcuforge op | kind |",
         "|---|---|---|",
     ]

@@ -2,7 +2,8 @@
 
 Each op's registry entry lists its rules. A rule maps one call to a graph of other ops, which may
 themselves have rules: the pass rewrites `main` bottom-up, one rule per node per round, and repeats
-until a round changes nothing. A graph seen before means the rules cycle; that, or more rounds than
+until a round changes nothing. Before its op's rules, every call whose arguments are all constants
+is folded into a constant (ir/fold.py): constants that rules produce fold in the same fixpoint. A graph seen before means the rules cycle; that, or more rounds than
 `max_rounds`, stops with a LegalizeError naming the rules that fired last, instead of looping.
 """
 
@@ -12,6 +13,7 @@ import hashlib
 from dataclasses import dataclass, replace
 
 from mcuforge.ir.expr import Call, Constant, Expr, Function, Module, Tuple, Var, inputs_of, post_order
+from mcuforge.ir.fold import fold
 from mcuforge.ir.registry import find_op
 
 from mcuforge.errors import McuforgeError
@@ -60,7 +62,12 @@ def _round(body: Expr) -> tuple[Expr, list[str]]:
     for node in post_order(body):
         rebuilt = _rebuild(node, tuple(new[id(a)] for a in inputs_of(node)))
         origin[id(rebuilt)] = id(node)
-        if isinstance(rebuilt, Call) and rebuilt.callee is None:
+        folded = fold(rebuilt) if isinstance(rebuilt, Call) else None
+        if folded is not None:
+            fired.append("fold")
+            origin[id(folded)] = id(node)
+            rebuilt = folded
+        elif isinstance(rebuilt, Call) and rebuilt.callee is None:
             opdef = find_op(rebuilt.op)
             for rule in opdef.legalize if opdef else ():
                 result = rule(rebuilt, ctx)

@@ -1,16 +1,21 @@
 """The Keras-made models of tests/fixtures/keras (tools/gen_keras_models.py): the manifest describes the
-committed files, and mcuforge's reader takes every one of them.
+committed files, mcuforge's reader takes every one of them, and every one mcuforge accepts is
+bit-exact with TFLM on the host.
 
 Whether TFLite Micro runs them and what mcuforge refuses of them is recorded in the manifest by
-tools/check_keras_models.py; it changes as operators get implemented, so it is not asserted here.
+tools/check_keras_models.py; it changes as operators get implemented, so it is not asserted here
+(the host test takes the models the manifest lists as accepted).
 """
 
 import hashlib
 import json
 
+import numpy as np
 import pytest
 from conftest import FIXTURES
+from mcuforge.driver import compile_model
 from mcuforge.frontend.reader import read_tflite
+from mcuforge.verify import random_inputs, verify_host
 
 KERAS = FIXTURES / "keras"
 MANIFEST = json.loads((KERAS / "MANIFEST.json").read_text())
@@ -44,3 +49,17 @@ def test_model_reads_and_matches_manifest(entry):
     if entry["input_dtypes"][0] == "uint8":  # the uint8 -> int8 input QUANTIZE users' exports have
         first = graph.operators[0]
         assert first.name == "QUANTIZE" and graph.tensors[first.outputs[0]].dtype == "int8"
+
+
+COMPILED = [e for e in MANIFEST if e["tflm"]["runs"] and not e["mcuforge_blockers"]]
+
+
+@pytest.mark.parametrize("entry", COMPILED, ids=[e["name"] for e in COMPILED])
+def test_model_mcuforge_accepts_is_bit_exact_on_host(entry):
+    """Every model the manifest records as accepted (no blockers) compiles with the default targets
+    and its generated C is bit-exact with TFLM on the host."""
+    compiled = compile_model(KERAS / entry["file"])
+    rng = np.random.default_rng(13)
+    results = verify_host(compiled, [random_inputs(compiled.imported, rng) for _ in range(2)], isolate=False)
+    bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
+    assert not bad, "\n".join(bad)
