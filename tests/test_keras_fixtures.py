@@ -63,3 +63,16 @@ def test_model_mcuforge_accepts_is_bit_exact_on_host(entry):
     results = verify_host(compiled, [random_inputs(compiled.imported, rng) for _ in range(2)], isolate=False)
     bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", COMPILED, ids=[e["name"] for e in COMPILED])
+def test_model_mcuforge_accepts_is_bit_exact_on_qemu(entry):
+    """The same on QEMU mps2-an386 (Cortex-M4), firmware built with arm-none-eabi-gcc."""
+    from mcuforge.verify import verify_board
+
+    compiled = compile_model(KERAS / entry["file"])
+    rng = np.random.default_rng(14)
+    results = verify_board(compiled, [random_inputs(compiled.imported, rng)], "mps2-an386", isolate=False)
+    bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
+    assert not bad, "\n".join(bad)
