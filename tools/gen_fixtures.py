@@ -89,6 +89,7 @@ class Fixture:
     patch: Callable | None = None  # patch(model_object) -> None, post-conversion option edit
     absent: list = field(default_factory=list)  # op names that must NOT be present
     group: str = ""  # "" for this file's table; <g> for tools/fixtures_<g>.py (MANIFEST.<g>.json)
+    dynamic_batch: bool = False  # inputs' batch dimension unknown (None) as in Keras exports
 
 
 FIXTURES: list[Fixture] = []
@@ -1012,7 +1013,8 @@ def calib_samples(fx: Fixture, rng: np.random.Generator):
 def convert(fx: Fixture) -> bytes:
     tf.random.set_seed(seed_of(fx.name) & 0x7FFFFFFF)
     fn = fx.build(W(seed_of(fx.name)))
-    sig = [tf.TensorSpec(s, tf.float32, name=f"input_{i}") for i, s in enumerate(fx.inputs)]
+    sig = [tf.TensorSpec((None, *s[1:]) if fx.dynamic_batch else s, tf.float32, name=f"input_{i}")
+           for i, s in enumerate(fx.inputs)]
     tfn = tf.function(fn, input_signature=sig, autograph=False)
     cf = tfn.get_concrete_function()
     conv_ = tf.lite.TFLiteConverter.from_concrete_functions([cf], tfn)
