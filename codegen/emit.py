@@ -7,6 +7,7 @@ Output directory (written atomically, never over a user's files: output_dir.py):
     mcuforge_model.h      maps the harnesses' generic MCU_MODEL_* API to the prefixed names
     kernels/              the C kernels this model uses, and only those
     CMakeLists.txt        a static library a firmware can add_subdirectory()
+    mcuforge_kernels.cmake  the kernels of every model of a build in one shared, version-checked library
     report.json/.txt      the plan (schedule, arena offsets, I/O types, MACs) and the prefix: what the
                           runners (mcuforge build/run/flash DIR) read
     .mcuforge-output.json the marker: mcuforge's version and the SHA-256 of every file above
@@ -18,6 +19,7 @@ Each kernel call is rendered by its target's template (`KernelCall.template`) wi
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from dataclasses import dataclass, fields
@@ -168,15 +170,23 @@ def _c_array(data: np.ndarray) -> str:
     return "\n".join("    " + ", ".join(items[i:i + width]) + "," for i in range(0, len(items), width)) or "    0,"
 
 
+QUANTIZED_IO = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}  # dtype -> its range
+
+
 def _io_info(program, arena, names: Sequence[str]) -> list[dict[str, Any]]:
+    """What the header says of each input (output): type, shape, quantization, arena offset; `quantized`
+    when it gets float quantize (dequantize) helpers: an 8/16-bit type with one scale."""
     out = []
-    for n in names:
+    for i, n in enumerate(names):
         b = program.buffers[n]
         q = b.type.quant
-        out.append({"label": b.label.replace("*/", "* /"), "dtype": b.type.dtype, "shape": list(b.type.shape),
-                    "nbytes": b.type.nbytes, "offset": arena.offset(n),
-                    "scale": repr(float(q.s)) if q is not None and not q.per_channel else None,
-                    "zero_point": q.zp if q is not None else 0})
+        scale = repr(float(q.s)) if q is not None and not q.per_channel else None
+        out.append({"index": i, "label": b.label.replace("*/", "* /"), "dtype": b.type.dtype,
+                    "ctype": C_TYPES[b.type.dtype], "shape": list(b.type.shape), "count": int(np.prod(b.type.shape)),
+                    "nbytes": b.type.nbytes, "offset": arena.offset(n), "scale": scale,
+                    "zero_point": q.zp if q is not None else 0,
+                    "quantized": scale is not None and b.type.dtype in QUANTIZED_IO,
+                    "range": QUANTIZED_IO.get(b.type.dtype)})
     return out
 
 
@@ -186,7 +196,8 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
     P = p.upper()
     prog, arena = compiled.program, compiled.arena
     root = _env(str(_templates_root()))
-    common = {"p": p, "P": P, "version": __version__, "source": Path(source).name}
+    common = {"p": p, "P": P, "version": __version__, "source": Path(source).name,
+              "sha256": hashlib.sha256(compiled.blob).hexdigest()}
     constants: list[dict[str, Any]] = []
     layers: list[dict[str, str]] = []
     headers: set[str] = set()
@@ -230,6 +241,7 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
         f"{p}_weights.c": root.get_template("weights.c.j2").render(ctx),
         "mcuforge_model.h": root.get_template("mcuforge_model.h.j2").render(ctx),
         "CMakeLists.txt": root.get_template("CMakeLists.txt.j2").render(ctx),
+        "mcuforge_kernels.cmake": root.get_template("mcuforge_kernels.cmake.j2").render(ctx),
     }
 
 

@@ -79,7 +79,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def load_inputs(paths: Sequence[str], params) -> list[np.ndarray]:
     """Arrays from .npy files (one per model input, in order) or one .npz (arr_0, arr_1, ... or
-    the input names), checked against the model's inputs."""
+    the input names), checked against the model's inputs. A float array for a quantized input is
+    quantized with its scale and zero point, as TFLite's QUANTIZE does."""
     arrays: list[np.ndarray] = []
     for p in paths:
         try:
@@ -98,10 +99,26 @@ def load_inputs(paths: Sequence[str], params) -> list[np.ndarray]:
     from mcuforge.ir.evaluate import check_inputs
     from mcuforge.ir.expr import Function, Tuple
 
+    arrays = [quantize_float_input(i, x, p) for i, (x, p) in enumerate(zip(arrays, params))]
     try:
         return check_inputs(Function(tuple(params), Tuple(())), arrays)
     except InputError as e:
         raise InputError(f"--input {', '.join(map(str, paths))}: {e}") from None
+
+
+def quantize_float_input(i: int, x: np.ndarray, param) -> np.ndarray:
+    """x quantized with the input's scale and zero point when x is float and the input is a quantized
+    integer (the value first rounded to float32, then TFLM's AffineQuantize); otherwise x as it is."""
+    from mcuforge.codegen.emit import QUANTIZED_IO
+    from mcuforge.ir.ops.quantize import affine_quantize
+
+    t, x = param.type, np.asarray(x)
+    q = t.quant
+    if x.dtype.kind != "f" or t.dtype not in QUANTIZED_IO or q is None or q.per_channel:
+        return x
+    progress(f"input {i} '{param.name}': {x.dtype} values quantized with scale {q.s!r} and zero point {q.zp} "
+             f"to {t.dtype}")
+    return affine_quantize(x.astype(np.float32), q.s, q.zp, t.dtype)
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -374,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("run", help="build and run a model on a board or QEMU; print outputs and counts")
     s.add_argument("model", help="a .tflite file or a directory written by mcuforge compile")
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
-    s.add_argument("--input", action="append", metavar="FILE", help=".npy per model input (default: zeros)")
+    s.add_argument("--input", action="append", metavar="FILE", help=".npy per model input (default: zeros); float arrays are quantized with the input's scale")
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--save", metavar="FILE.npz", help="also save the outputs to FILE.npz")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
@@ -422,7 +439,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-n", type=int, default=10, help="number of seeded random inputs (default 10)")
     s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     s.add_argument("--input", action="append", metavar="FILE",
-                   help="use this .npy (one per model input, in order) or .npz instead of random inputs")
+                   help="use this .npy (one per model input, in order) or .npz instead of random inputs; "
+                        "float arrays are quantized with the input's scale and zero point")
     s.add_argument("--intermediates", action="store_true", help="compare every intermediate tensor too")
     s.add_argument("--guard", action="store_true",
                    help="with --on BOARD: a guard build (canaries around the arena and at the stack limit)")
