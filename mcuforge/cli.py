@@ -233,6 +233,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     fw = _build(src, board, args.opt, _build_dir(args, board), args.guard)
     print(f"firmware: {fw.elf}" + (" (guard build: canaries around the arena and at the stack limit)"
                                    if args.guard else ""))
+    print(f"images:   {fw.bin} (raw, from {fw.board.flash.origin:#010x}), {fw.hex} (Intel HEX)")
     _print_sizes(fw)
     if fw.board.is_qemu:
         progress(f"booting {fw.elf.name} on QEMU once to measure its stack")
@@ -311,6 +312,19 @@ def _cmd_flash(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_toolchain_file(args: argparse.Namespace) -> int:
+    from mcuforge.firmware_build import TOOLCHAIN_FILE
+
+    if args.board:
+        from mcuforge.boards import load_board
+
+        flags = " ".join(load_board(args.board).cpu_flags())
+        print(f'-DCMAKE_TOOLCHAIN_FILE={TOOLCHAIN_FILE} "-DMCU_CPU_FLAGS={flags}"')
+    else:
+        print(TOOLCHAIN_FILE)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from mcuforge.bench import bars_svg, bench, bench_text
     from mcuforge.boards import load_board
@@ -379,7 +393,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("boards", help="list the boards mcuforge can build for")
     s.set_defaults(func=_cmd_boards)
 
-    s = sub.add_parser("build", help="build a compiled model directory into firmware for a board")
+    s = sub.add_parser("toolchain-file", help="print the path of the CMake toolchain file for arm-none-eabi-gcc")
+    s.add_argument("--board", help="print the CMake arguments for this board instead (toolchain file and CPU flags)")
+    s.set_defaults(func=_cmd_toolchain_file)
+
+    s = sub.add_parser("build", help="build a compiled model directory into firmware for a board (ELF, .bin, .hex)")
     s.add_argument("dir", help="a directory written by mcuforge compile")
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
     s.add_argument("--opt", default="-O2", help=OPT_HELP)

@@ -9,7 +9,7 @@ arm-none-eabi-size.
     from mcuforge.firmware_build import build_firmware
 
     fw = build_firmware(load_board("mps2-an386"), sources=[...], include_dirs=[...], build_dir="build/an386")
-    fw.elf, fw.flash_bytes, fw.ram_bytes
+    fw.elf, fw.bin, fw.hex, fw.flash_bytes, fw.ram_bytes
 """
 
 from __future__ import annotations
@@ -51,6 +51,16 @@ class FirmwareBuild:
     bss_bytes: int     # zeroed data in RAM (the model's arena is here)
     stack_bytes: int   # the stack reserved at the top of RAM
     static_stack: StaticStack | None = None  # worst case from the call graphs (None: no bound found)
+
+    @property
+    def bin(self) -> Path:
+        """The raw flash image (objcopy -O binary), from the first flash address."""
+        return self.elf.with_suffix(".bin")
+
+    @property
+    def hex(self) -> Path:
+        """The Intel HEX image (objcopy -O ihex)."""
+        return self.elf.with_suffix(".hex")
 
     @property
     def flash_bytes(self) -> int:
