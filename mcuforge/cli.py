@@ -326,17 +326,17 @@ def _cmd_toolchain_file(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from mcuforge.bench import bars_svg, bench, bench_text
+    from mcuforge.bench import bars, bench, bench_text
     from mcuforge.boards import load_board
 
-    if args.picture and not args.picture.endswith(".svg"):
-        raise McuforgeError(f"--picture {args.picture}: use a .svg file name")
+    if args.picture and Path(args.picture).suffix.lower() not in (".svg", ".png"):
+        raise McuforgeError(f"--picture {args.picture}: use a .svg or .png file name")
     check_port(load_board(args.board), args.port)
     r = bench(args.model, args.board, tuple(args.targets.split(",")), args.port, args.opt, progress,
               cycles=args.cycles)
     print(json.dumps(r, indent=2) if args.json else bench_text(r))
     if args.picture:
-        Path(args.picture).write_text(bars_svg(r))
+        bars(r).write(args.picture)
     return 0
 
 
@@ -433,7 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
     s.add_argument("--opt", default="-O2", help=OPT_HELP)
     s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.add_argument("--picture", metavar="FILE.svg", help="per-layer bar chart")
+    s.add_argument("--picture", metavar="FILE", help="per-layer bar chart (% of total, per MAC) to FILE.svg or FILE.png")
     s.add_argument("--cycles", action="store_true",
                    help="QEMU boards: also estimate cycles from the executed instruction stream (about 2-3x slower)")
     s.set_defaults(func=_cmd_bench)
