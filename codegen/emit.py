@@ -192,10 +192,15 @@ def _io_info(program, arena, names: Sequence[str]) -> list[dict[str, Any]]:
 
 def render(compiled, prefix: str, source: str) -> dict[str, str]:
     """The generated files as {relative path: text} (kernel sources are copied by `emit`)."""
+    return render_context(model_context(compiled, prefix, source))
+
+
+def model_context(compiled, prefix: str, source: str) -> dict[str, Any]:
+    """What the model's templates see: names, version, arena, inputs and outputs, rendered layers,
+    constants, the kernels it uses."""
     p = check_identifier(prefix)
     P = p.upper()
     prog, arena = compiled.program, compiled.arena
-    root = _env(str(_templates_root()))
     common = {"p": p, "P": P, "version": __version__, "source": Path(source).name,
               "sha256": hashlib.sha256(compiled.blob).hexdigest()}
     constants: list[dict[str, Any]] = []
@@ -231,9 +236,14 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
             headers.add(_header_for(kc, target))
         layers.append({"comment": comment.replace("*/", "* /"), "code": code, "scratch_check": kc.scratch_check,
                        "scratch_bytes": kc.scratch_bytes, "step": step})
-    ctx = {**common, "arena_bytes": arena.arena_bytes, "inputs": _io_info(prog, arena, prog.inputs),
-           "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
-           "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}
+    return {**common, "arena_bytes": arena.arena_bytes, "inputs": _io_info(prog, arena, prog.inputs),
+            "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
+            "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}
+
+
+def render_context(ctx: dict[str, Any]) -> dict[str, str]:
+    root = _env(str(_templates_root()))
+    p = ctx["p"]
     return {
         f"{p}.h": root.get_template("model.h.j2").render(ctx),
         f"{p}.c": root.get_template("model.c.j2").render(ctx),
@@ -245,12 +255,32 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
     }
 
 
+def _package(files: dict[str, bytes], kind: str, ctx: dict[str, Any]) -> None:
+    from mcuforge.codegen.packages import PACKAGES, write_package
+
+    if kind not in PACKAGES:
+        raise CodegenError(f"unknown package '{kind}' (known: {', '.join(PACKAGES)})")
+    env = _env(str(_templates_root() / "packages"))
+    write_package(files, kind, ctx, lambda name, c=None: env.get_template(name).render(c or ctx))
+
+
 def _header_for(kc: KernelCall, target) -> str:
     """The header declaring the kernel: its own `<source>.h` when it has one, else the target's
     umbrella header."""
     if (target.sources / f"{kc.source}.h").is_file():
         return f"{kc.source}.h"
     return f"mcu_kernels_{kc.info.target.replace('-', '_')}.h"
+
+
+def all_kernel_files() -> tuple[dict[str, Path], dict[str, Path]]:
+    """({.c name: path}, {.h name: path}) of every kernel of every target, and the shared headers."""
+    from mcuforge.planner.target import all_targets
+
+    dirs = [get_target(t).sources for t in all_targets()]
+    sources = {f.name: f for d in dirs for f in sorted(d.glob("*.c"))}
+    headers = {f.name: f for d in [*dirs, Path(str(files("mcuforge.firmware") / "include"))]
+               for f in sorted(d.glob("*.h"))}
+    return sources, headers
 
 
 def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
@@ -278,15 +308,19 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
 
 
 def emit(compiled, out_dir: str | Path, prefix: str = "model", source: str = "model.tflite",
-         force: bool = False) -> Path:
+         force: bool = False, package: str | None = None) -> Path:
     """Write the generated project and its report to `out_dir`, atomically (all or nothing), over
-    nothing but an earlier output of mcuforge unless `force` (output_dir.py says what is refused)."""
+    nothing but an earlier output of mcuforge unless `force` (output_dir.py says what is refused);
+    with `package`, laid out as that build system's package (mcuforge.codegen.packages)."""
     check_target(out_dir, force)
-    out = {name: text.encode() for name, text in render(compiled, prefix, source).items()}
+    ctx = model_context(compiled, prefix, source)
+    out = {name: text.encode() for name, text in render_context(ctx).items()}
     sources, headers = kernel_files(compiled)
     for name, path in sorted({**sources, **headers}.items()):
         out[f"kernels/{name}"] = path.read_bytes()
     info = {"prefix": prefix, **plan_json(compiled), "model": Path(source).name}
     out["report.json"] = (json.dumps(info, indent=2) + "\n").encode()
     out["report.txt"] = (plan_text(info) + "\n").encode()
+    if package:
+        _package(out, package, ctx)
     return write_dir(out_dir, out, force)

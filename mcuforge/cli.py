@@ -183,10 +183,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         from mcuforge.boards import load_board
 
         check_fits(compiled, load_board(args.board))
-    emit(compiled, args.output, args.prefix, Path(args.model).name, force=args.force)
+    emit(compiled, args.output, args.prefix, Path(args.model).name, force=args.force, package=args.package)
     weights = sum(int(np.asarray(a).nbytes) for b in compiled.program.bindings for a in b.kernel.constants.values())
-    print(f"compiled {Path(args.model).name} -> {args.output}/ ({args.prefix}.h, {args.prefix}.c, "
-          f"{args.prefix}_weights.c, kernels/, CMakeLists.txt, report.json) in {time.monotonic() - t0:.1f} s")
+    what = (f"as a {args.package} package" if args.package else
+            f"({args.prefix}.h, {args.prefix}.c, {args.prefix}_weights.c, kernels/, CMakeLists.txt, report.json)")
+    print(f"compiled {Path(args.model).name} -> {args.output}/ {what} in {time.monotonic() - t0:.1f} s")
     print(f"  layers {len(compiled.program.bindings)}, arena {compiled.arena.arena_bytes:,} B "
           f"(lower bound {compiled.arena.plan.lower_bound:,} B), constants {weights:,} B")
     return 0
@@ -365,6 +366,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 OPT_HELP = f"arm-none-eabi-gcc optimization level: {', '.join(OPT_LEVELS)} (default -O2; the dash is optional)"
 BUILD_DIR_HELP = ("where to build (default: outside DIR, under $XDG_CACHE_HOME/mcuforge/build/ or "
                   "~/.cache/mcuforge/build/)")
+PACKAGES = ("zephyr", "platformio", "arduino", "cmsis-pack")  # mcuforge.codegen.packages.PACKAGES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -388,6 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prefix", default="model", help="C name prefix, so several models link into one firmware")
     s.add_argument("--board", help="target board (checks the model fits its RAM and flash)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
+    s.add_argument("--package", choices=PACKAGES,
+                   help="lay the output out as a Zephyr module, PlatformIO library, Arduino library or CMSIS-Pack")
     s.set_defaults(func=_cmd_compile)
 
     s = sub.add_parser("boards", help="list the boards mcuforge can build for")
