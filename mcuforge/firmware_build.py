@@ -140,7 +140,8 @@ def build_firmware(board: Board, sources: Sequence[str | os.PathLike], include_d
     elf = cmake_build / f"{name}.elf"
     text, data, bss = elf_sizes(elf)
     try:
-        stack = static_stack(sorted(cmake_build.glob("CMakeFiles/**/*.ci")), exception_frame_bytes(board.fpu != "none"))
+        stack = static_stack(sorted(cmake_build.glob("CMakeFiles/**/*.ci")), exception_frame_bytes(board.fpu != "none"),
+                             linked_functions(elf))
     except StackAnalysisError:
         stack = None
     return FirmwareBuild(board=board, elf=elf, map_file=cmake_build / f"{name}.map", text_bytes=text,
@@ -153,6 +154,16 @@ def build_test_firmware(board: Board, build_dir: str | os.PathLike, *, defines: 
     """The runtime with the stand-in "echo" model (firmware/runtime/test_model), for testing boards."""
     return build_firmware(board, [TEST_MODEL_DIR / "echo.c"], [TEST_MODEL_DIR], build_dir, name=name,
                           defines=defines)
+
+
+def linked_functions(elf: Path) -> set[str] | None:
+    """The names of the functions in the ELF (what --gc-sections kept), or None if nm fails."""
+    proc = subprocess.run([SIZE.replace("size", "nm"), "--defined-only", str(elf)], check=False, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        return None
+    return {parts[2] for parts in (line.split() for line in proc.stdout.splitlines())
+            if len(parts) == 3 and parts[1] in "TtWw"}
 
 
 def elf_sizes(elf: Path) -> tuple[int, int, int]:

@@ -4,7 +4,9 @@ and one model on each of the other QEMU boards (two on the Cortex-M33); on the m
 16 KiB RAM) small models, the cmsis-nn kernels on their plain C paths and float I/O in soft float."""
 
 import os
+import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,9 +99,10 @@ def test_run_command_prints_outputs_and_report(cli, tmp_path):
         assert needle in proc.stdout, needle
     dev = cli("compile", MLPERF_MODELS["ad"], "-o", tmp_path / "ad", "--prefix", "ad")
     assert dev.returncode == 0, dev.stderr
-    built = cli("build", tmp_path / "ad", "--board", "mps2-an385")
+    built = cli("build", tmp_path / "ad", "--board", "mps2-an385", "--build-dir", tmp_path / "bd")
     assert built.returncode == 0 and "flash: " in built.stdout and "RAM: " in built.stdout, built.stderr
-    elf = tmp_path / "ad" / "build" / "mps2_an385" / "cmake" / "ad.elf"
+    elf = Path(re.search(r"firmware: (\S+\.elf)", built.stdout).group(1))
+    assert elf.is_relative_to(tmp_path / "bd")
     image = elf.with_suffix(".bin").read_bytes()  # the raw image starts with the vector table: SP, reset
     sp, reset = int.from_bytes(image[:4], "little"), int.from_bytes(image[4:8], "little")
     assert sp == 0x20400000 and reset & 1 and reset < len(image)
