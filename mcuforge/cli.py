@@ -99,7 +99,7 @@ def load_inputs(paths: Sequence[str], params) -> list[np.ndarray]:
     from mcuforge.ir.evaluate import check_inputs
     from mcuforge.ir.expr import Function, Tuple
 
-    arrays = [quantize_float_input(i, x, p) for i, (x, p) in enumerate(zip(arrays, params))]
+    arrays = [quantize_float_input(i, x, params[i]) if i < len(params) else x for i, x in enumerate(arrays)]
     try:
         return check_inputs(Function(tuple(params), Tuple(())), arrays)
     except InputError as e:
@@ -118,7 +118,8 @@ def quantize_float_input(i: int, x: np.ndarray, param) -> np.ndarray:
         return x
     progress(f"input {i} '{param.name}': {x.dtype} values quantized with scale {q.s!r} and zero point {q.zp} "
              f"to {t.dtype}")
-    return affine_quantize(x.astype(np.float32), q.s, q.zp, t.dtype)
+    with np.errstate(over="ignore"):  # a huge value saturates, as QUANTIZE does
+        return affine_quantize(x.astype(np.float32), q.s, q.zp, t.dtype)
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -185,7 +186,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         check_fits(compiled, load_board(args.board))
     emit(compiled, args.output, args.prefix, Path(args.model).name, force=args.force, package=args.package)
     weights = sum(int(np.asarray(a).nbytes) for b in compiled.program.bindings for a in b.kernel.constants.values())
-    what = (f"as a {args.package} package" if args.package else
+    what = (f"as {PACKAGE_NAMES[args.package]}" if args.package else
             f"({args.prefix}.h, {args.prefix}.c, {args.prefix}_weights.c, kernels/, CMakeLists.txt, report.json)")
     print(f"compiled {Path(args.model).name} -> {args.output}/ {what} in {time.monotonic() - t0:.1f} s")
     print(f"  layers {len(compiled.program.bindings)}, arena {compiled.arena.arena_bytes:,} B "
@@ -366,7 +367,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 OPT_HELP = f"arm-none-eabi-gcc optimization level: {', '.join(OPT_LEVELS)} (default -O2; the dash is optional)"
 BUILD_DIR_HELP = ("where to build (default: outside DIR, under $XDG_CACHE_HOME/mcuforge/build/ or "
                   "~/.cache/mcuforge/build/)")
-PACKAGES = ("zephyr", "platformio", "arduino", "cmsis-pack")  # mcuforge.codegen.packages.PACKAGES
+PACKAGE_NAMES = {"zephyr": "a Zephyr module", "platformio": "a PlatformIO library", "arduino": "an Arduino library",
+                 "cmsis-pack": "a CMSIS-Pack"}  # mcuforge.codegen.packages.PACKAGES
+PACKAGES = tuple(PACKAGE_NAMES)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -381,6 +381,8 @@ def test_cmsis_packs_are_valid_and_build_from_their_components(compiled, tmp_pat
     assert out == b"".join(run_tflm(c.blob, [xs[p]])[0][0][0].tobytes() for p, c in compiled.items())
 
 
-def test_unknown_package_is_refused(cli, tmp_path):
+def test_packages_from_the_command_line(cli, tmp_path):
+    proc = cli("compile", MLPERF_MODELS["ad"], "-o", tmp_path / "pack", "--prefix", "ad", "--package", "cmsis-pack")
+    assert proc.returncode == 0 and "as a CMSIS-Pack" in proc.stdout and (tmp_path / "pack" / "mcuforge.ad.pdsc").is_file()
     proc = cli("compile", MLPERF_MODELS["ad"], "-o", tmp_path / "out", "--package", "yocto")
     assert proc.returncode == 2 and "invalid choice: 'yocto'" in proc.stderr and not (tmp_path / "out").exists()
