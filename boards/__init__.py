@@ -21,7 +21,8 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
     import tomli as tomllib  # type: ignore[no-redef]
 
 BOARDS_DIR = Path(__file__).resolve().parent
-UART_TYPES = ("cmsdk-apb-uart", "stm32-usart", "stm32-lpuart")
+# stm32-usart: ISR/RDR/TDR registers (F0/F3/F7/L4...); stm32f4-usart: SR/DR (F1/F2/F4); nrf51-uart: nRF51 UART
+UART_TYPES = ("cmsdk-apb-uart", "stm32-usart", "stm32f4-usart", "stm32-lpuart", "nrf51-uart")
 TIMER_TYPES = ("systick", "dwt")
 TIMER_UNITS = ("instructions", "cycles")
 RUN_METHODS = ("qemu", "pyocd")
@@ -50,9 +51,12 @@ class Uart:
 
     @property
     def divisor(self) -> int:
-        """The value for the baud-rate register: CMSDK BAUDDIV, STM32 USART BRR or LPUART BRR."""
+        """The value for the baud-rate register: CMSDK BAUDDIV, STM32 USART BRR, LPUART BRR or nRF51
+        BAUDRATE (baud * 2^32 / clock, rounded to a multiple of 4096 as the data sheet's table)."""
         if self.type == "stm32-lpuart":
             return round(256 * self.clock_hz / self.baud)
+        if self.type == "nrf51-uart":
+            return (round(self.baud * 2**32 / self.clock_hz) + 0x800) & 0xFFFFF000
         return round(self.clock_hz / self.baud)
 
 

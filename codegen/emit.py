@@ -7,6 +7,7 @@ Output directory (written atomically, never over a user's files: output_dir.py):
     mcuforge_model.h      maps the harnesses' generic MCU_MODEL_* API to the prefixed names
     kernels/              the C kernels this model uses, and only those
     CMakeLists.txt        a static library a firmware can add_subdirectory()
+    mcuforge_kernels.cmake  the kernels of every model of a build in one shared, version-checked library
     report.json/.txt      the plan (schedule, arena offsets, I/O types, MACs) and the prefix: what the
                           runners (mcuforge build/run/flash DIR) read
     .mcuforge-output.json the marker: mcuforge's version and the SHA-256 of every file above
@@ -18,6 +19,7 @@ Each kernel call is rendered by its target's template (`KernelCall.template`) wi
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from dataclasses import dataclass, fields
@@ -168,25 +170,39 @@ def _c_array(data: np.ndarray) -> str:
     return "\n".join("    " + ", ".join(items[i:i + width]) + "," for i in range(0, len(items), width)) or "    0,"
 
 
+QUANTIZED_IO = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}  # dtype -> its range
+
+
 def _io_info(program, arena, names: Sequence[str]) -> list[dict[str, Any]]:
+    """What the header says of each input (output): type, shape, quantization, arena offset; `quantized`
+    when it gets float quantize (dequantize) helpers: an 8/16-bit type with one scale."""
     out = []
-    for n in names:
+    for i, n in enumerate(names):
         b = program.buffers[n]
         q = b.type.quant
-        out.append({"label": b.label.replace("*/", "* /"), "dtype": b.type.dtype, "shape": list(b.type.shape),
-                    "nbytes": b.type.nbytes, "offset": arena.offset(n),
-                    "scale": repr(float(q.s)) if q is not None and not q.per_channel else None,
-                    "zero_point": q.zp if q is not None else 0})
+        scale = repr(float(q.s)) if q is not None and not q.per_channel else None
+        out.append({"index": i, "label": b.label.replace("*/", "* /"), "dtype": b.type.dtype,
+                    "ctype": C_TYPES[b.type.dtype], "shape": list(b.type.shape), "count": int(np.prod(b.type.shape)),
+                    "nbytes": b.type.nbytes, "offset": arena.offset(n), "scale": scale,
+                    "zero_point": q.zp if q is not None else 0,
+                    "quantized": scale is not None and b.type.dtype in QUANTIZED_IO,
+                    "range": QUANTIZED_IO.get(b.type.dtype)})
     return out
 
 
 def render(compiled, prefix: str, source: str) -> dict[str, str]:
     """The generated files as {relative path: text} (kernel sources are copied by `emit`)."""
+    return render_context(model_context(compiled, prefix, source))
+
+
+def model_context(compiled, prefix: str, source: str) -> dict[str, Any]:
+    """What the model's templates see: names, version, arena, inputs and outputs, rendered layers,
+    constants, the kernels it uses."""
     p = check_identifier(prefix)
     P = p.upper()
     prog, arena = compiled.program, compiled.arena
-    root = _env(str(_templates_root()))
-    common = {"p": p, "P": P, "version": __version__, "source": Path(source).name}
+    common = {"p": p, "P": P, "version": __version__, "source": Path(source).name,
+              "sha256": hashlib.sha256(compiled.blob).hexdigest()}
     constants: list[dict[str, Any]] = []
     layers: list[dict[str, str]] = []
     headers: set[str] = set()
@@ -220,9 +236,14 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
             headers.add(_header_for(kc, target))
         layers.append({"comment": comment.replace("*/", "* /"), "code": code, "scratch_check": kc.scratch_check,
                        "scratch_bytes": kc.scratch_bytes, "step": step})
-    ctx = {**common, "arena_bytes": arena.arena_bytes, "inputs": _io_info(prog, arena, prog.inputs),
-           "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
-           "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}
+    return {**common, "arena_bytes": arena.arena_bytes, "inputs": _io_info(prog, arena, prog.inputs),
+            "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
+            "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}
+
+
+def render_context(ctx: dict[str, Any]) -> dict[str, str]:
+    root = _env(str(_templates_root()))
+    p = ctx["p"]
     return {
         f"{p}.h": root.get_template("model.h.j2").render(ctx),
         f"{p}.c": root.get_template("model.c.j2").render(ctx),
@@ -230,7 +251,17 @@ def render(compiled, prefix: str, source: str) -> dict[str, str]:
         f"{p}_weights.c": root.get_template("weights.c.j2").render(ctx),
         "mcuforge_model.h": root.get_template("mcuforge_model.h.j2").render(ctx),
         "CMakeLists.txt": root.get_template("CMakeLists.txt.j2").render(ctx),
+        "mcuforge_kernels.cmake": root.get_template("mcuforge_kernels.cmake.j2").render(ctx),
     }
+
+
+def _package(files: dict[str, bytes], kind: str, ctx: dict[str, Any]) -> None:
+    from mcuforge.codegen.packages import PACKAGES, write_package
+
+    if kind not in PACKAGES:
+        raise CodegenError(f"unknown package '{kind}' (known: {', '.join(PACKAGES)})")
+    env = _env(str(_templates_root() / "packages"))
+    write_package(files, kind, ctx, lambda name, c=None: env.get_template(name).render(c or ctx))
 
 
 def _header_for(kc: KernelCall, target) -> str:
@@ -239,6 +270,17 @@ def _header_for(kc: KernelCall, target) -> str:
     if (target.sources / f"{kc.source}.h").is_file():
         return f"{kc.source}.h"
     return f"mcu_kernels_{kc.info.target.replace('-', '_')}.h"
+
+
+def all_kernel_files() -> tuple[dict[str, Path], dict[str, Path]]:
+    """({.c name: path}, {.h name: path}) of every kernel of every target, and the shared headers."""
+    from mcuforge.planner.target import all_targets
+
+    dirs = [get_target(t).sources for t in all_targets()]
+    sources = {f.name: f for d in dirs for f in sorted(d.glob("*.c"))}
+    headers = {f.name: f for d in [*dirs, Path(str(files("mcuforge.firmware") / "include"))]
+               for f in sorted(d.glob("*.h"))}
+    return sources, headers
 
 
 def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
@@ -266,15 +308,19 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
 
 
 def emit(compiled, out_dir: str | Path, prefix: str = "model", source: str = "model.tflite",
-         force: bool = False) -> Path:
+         force: bool = False, package: str | None = None) -> Path:
     """Write the generated project and its report to `out_dir`, atomically (all or nothing), over
-    nothing but an earlier output of mcuforge unless `force` (output_dir.py says what is refused)."""
+    nothing but an earlier output of mcuforge unless `force` (output_dir.py says what is refused);
+    with `package`, laid out as that build system's package (mcuforge.codegen.packages)."""
     check_target(out_dir, force)
-    out = {name: text.encode() for name, text in render(compiled, prefix, source).items()}
+    ctx = model_context(compiled, prefix, source)
+    out = {name: text.encode() for name, text in render_context(ctx).items()}
     sources, headers = kernel_files(compiled)
     for name, path in sorted({**sources, **headers}.items()):
         out[f"kernels/{name}"] = path.read_bytes()
     info = {"prefix": prefix, **plan_json(compiled), "model": Path(source).name}
     out["report.json"] = (json.dumps(info, indent=2) + "\n").encode()
     out["report.txt"] = (plan_text(info) + "\n").encode()
+    if package:
+        _package(out, package, ctx)
     return write_dir(out_dir, out, force)

@@ -115,24 +115,36 @@ def bench_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def bars_svg(r: dict[str, Any]) -> str:
-    """Per-layer instructions as a horizontal bar chart (SVG)."""
-    from xml.sax.saxutils import escape
+def bars(r: dict[str, Any]) -> "Scene":
+    """Per-layer instructions (or cycles) as horizontal bars, each with its share of the total and its
+    count per MAC; drawn by mcuforge.drawing (`.svg()`, `.png()`, `.write(path)`)."""
+    from mcuforge.drawing import Scene, text_width
 
     u = r["unit"]
     layers = r["layers"]
+    total = r[u] or 1
     top = max((L[u] for L in layers), default=1) or 1
-    row, left, width = 18, 260, 900
-    h = 40 + row * len(layers)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" font-family="sans-serif" '
-             f'font-size="11"><rect width="{width}" height="{h}" fill="white"/>',
-             f'<text x="10" y="20" font-size="14">{escape(r["model"])} on {escape(r["board"])}: {r[u]:,} {u}</text>']
-    for i, L in enumerate(layers):
-        y = 30 + i * row
-        src = ", ".join(f"#{t['index']} {t['op']}" for t in L["tflite"])
-        w = (width - left - 90) * L[u] / top
-        parts.append(f'<text x="10" y="{y + 12}">{escape(src)}</text>')
-        parts.append(f'<rect x="{left}" y="{y + 2}" width="{w:.1f}" height="{row - 4}" fill="#4e79a7"/>')
-        parts.append(f'<text x="{left + w + 4:.1f}" y="{y + 12}">{L[u]:,}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    labels = [f"{L['step']:>2} " + ", ".join(f"#{t['index']} {t['op']}" for t in L["tflite"])[:34] for L in layers]
+    row, left, width = 18, 16 + max((text_width(s, 10) for s in labels), default=0), 1000
+    bar_room = width - left - 250
+    sc = Scene(width, 78 + row * len(layers))
+    f, m = r["flash"], r["ram"]
+    sc.text(10, 20, f"{r['model']} on {r['board']}: {r[u]:,} {u} per inference", size=14)
+    sc.text(10, 38, f"flash {f['total']:,} B (code {f['code']:,}, weights {f['weights']:,}), RAM {m['total']:,} B "
+            f"(arena {m['arena']:,}, stack {m['stack']:,})", size=10)
+    sc.text(left, 60, f"{u} per layer, % of all {u}, {u} per multiply-accumulate", size=10)
+    for i, (L, label) in enumerate(zip(layers, labels)):
+        y = 68 + i * row
+        w = bar_room * L[u] / top
+        per = L[f"{u}_per_mac"]
+        sc.text(10, y + 12, label, size=10)
+        sc.rect(left, y + 2, max(w, 0.5), row - 4, "#4e79a7", stroke=None,
+                title=f"layer {L['step']} {L['op']} ({L['kernel'] or 'view'}): {L[u]:,} {u}")
+        sc.text(left + w + 4, y + 12, f"{L[u]:,} ({100 * L[u] / total:.1f}%)" + (f" {per}/MAC" if per else ""),
+                size=10)
+    return sc
+
+
+def bars_svg(r: dict[str, Any]) -> str:
+    """The per-layer bar chart as SVG."""
+    return bars(r).svg()

@@ -79,7 +79,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def load_inputs(paths: Sequence[str], params) -> list[np.ndarray]:
     """Arrays from .npy files (one per model input, in order) or one .npz (arr_0, arr_1, ... or
-    the input names), checked against the model's inputs."""
+    the input names), checked against the model's inputs. A float array for a quantized input is
+    quantized with its scale and zero point, as TFLite's QUANTIZE does."""
     arrays: list[np.ndarray] = []
     for p in paths:
         try:
@@ -98,10 +99,27 @@ def load_inputs(paths: Sequence[str], params) -> list[np.ndarray]:
     from mcuforge.ir.evaluate import check_inputs
     from mcuforge.ir.expr import Function, Tuple
 
+    arrays = [quantize_float_input(i, x, params[i]) if i < len(params) else x for i, x in enumerate(arrays)]
     try:
         return check_inputs(Function(tuple(params), Tuple(())), arrays)
     except InputError as e:
         raise InputError(f"--input {', '.join(map(str, paths))}: {e}") from None
+
+
+def quantize_float_input(i: int, x: np.ndarray, param) -> np.ndarray:
+    """x quantized with the input's scale and zero point when x is float and the input is a quantized
+    integer (the value first rounded to float32, then TFLM's AffineQuantize); otherwise x as it is."""
+    from mcuforge.codegen.emit import QUANTIZED_IO
+    from mcuforge.ir.ops.quantize import affine_quantize
+
+    t, x = param.type, np.asarray(x)
+    q = t.quant
+    if x.dtype.kind != "f" or t.dtype not in QUANTIZED_IO or q is None or q.per_channel:
+        return x
+    progress(f"input {i} '{param.name}': {x.dtype} values quantized with scale {q.s!r} and zero point {q.zp} "
+             f"to {t.dtype}")
+    with np.errstate(over="ignore"):  # a huge value saturates, as QUANTIZE does
+        return affine_quantize(x.astype(np.float32), q.s, q.zp, t.dtype)
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -166,10 +184,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         from mcuforge.boards import load_board
 
         check_fits(compiled, load_board(args.board))
-    emit(compiled, args.output, args.prefix, Path(args.model).name, force=args.force)
+    emit(compiled, args.output, args.prefix, Path(args.model).name, force=args.force, package=args.package)
     weights = sum(int(np.asarray(a).nbytes) for b in compiled.program.bindings for a in b.kernel.constants.values())
-    print(f"compiled {Path(args.model).name} -> {args.output}/ ({args.prefix}.h, {args.prefix}.c, "
-          f"{args.prefix}_weights.c, kernels/, CMakeLists.txt, report.json) in {time.monotonic() - t0:.1f} s")
+    what = (f"as {PACKAGE_NAMES[args.package]}" if args.package else
+            f"({args.prefix}.h, {args.prefix}.c, {args.prefix}_weights.c, kernels/, CMakeLists.txt, report.json)")
+    print(f"compiled {Path(args.model).name} -> {args.output}/ {what} in {time.monotonic() - t0:.1f} s")
     print(f"  layers {len(compiled.program.bindings)}, arena {compiled.arena.arena_bytes:,} B "
           f"(lower bound {compiled.arena.plan.lower_bound:,} B), constants {weights:,} B")
     return 0
@@ -216,6 +235,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     fw = _build(src, board, args.opt, _build_dir(args, board), args.guard)
     print(f"firmware: {fw.elf}" + (" (guard build: canaries around the arena and at the stack limit)"
                                    if args.guard else ""))
+    print(f"images:   {fw.bin} (raw, from {fw.board.flash.origin:#010x}), {fw.hex} (Intel HEX)")
     _print_sizes(fw)
     if fw.board.is_qemu:
         progress(f"booting {fw.elf.name} on QEMU once to measure its stack")
@@ -294,18 +314,31 @@ def _cmd_flash(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_toolchain_file(args: argparse.Namespace) -> int:
+    from mcuforge.firmware_build import TOOLCHAIN_FILE
+
+    if args.board:
+        from mcuforge.boards import load_board
+
+        flags = " ".join(load_board(args.board).cpu_flags())
+        print(f'-DCMAKE_TOOLCHAIN_FILE={TOOLCHAIN_FILE} "-DMCU_CPU_FLAGS={flags}"')
+    else:
+        print(TOOLCHAIN_FILE)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from mcuforge.bench import bars_svg, bench, bench_text
+    from mcuforge.bench import bars, bench, bench_text
     from mcuforge.boards import load_board
 
-    if args.picture and not args.picture.endswith(".svg"):
-        raise McuforgeError(f"--picture {args.picture}: use a .svg file name")
+    if args.picture and Path(args.picture).suffix.lower() not in (".svg", ".png"):
+        raise McuforgeError(f"--picture {args.picture}: use a .svg or .png file name")
     check_port(load_board(args.board), args.port)
     r = bench(args.model, args.board, tuple(args.targets.split(",")), args.port, args.opt, progress,
               cycles=args.cycles)
     print(json.dumps(r, indent=2) if args.json else bench_text(r))
     if args.picture:
-        Path(args.picture).write_text(bars_svg(r))
+        bars(r).write(args.picture)
     return 0
 
 
@@ -334,6 +367,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 OPT_HELP = f"arm-none-eabi-gcc optimization level: {', '.join(OPT_LEVELS)} (default -O2; the dash is optional)"
 BUILD_DIR_HELP = ("where to build (default: outside DIR, under $XDG_CACHE_HOME/mcuforge/build/ or "
                   "~/.cache/mcuforge/build/)")
+PACKAGE_NAMES = {"zephyr": "a Zephyr module", "platformio": "a PlatformIO library", "arduino": "an Arduino library",
+                 "cmsis-pack": "a CMSIS-Pack"}  # mcuforge.codegen.packages.PACKAGES
+PACKAGES = tuple(PACKAGE_NAMES)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -357,12 +393,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prefix", default="model", help="C name prefix, so several models link into one firmware")
     s.add_argument("--board", help="target board (checks the model fits its RAM and flash)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
+    s.add_argument("--package", choices=PACKAGES,
+                   help="lay the output out as a Zephyr module, PlatformIO library, Arduino library or CMSIS-Pack")
     s.set_defaults(func=_cmd_compile)
 
     s = sub.add_parser("boards", help="list the boards mcuforge can build for")
     s.set_defaults(func=_cmd_boards)
 
-    s = sub.add_parser("build", help="build a compiled model directory into firmware for a board")
+    s = sub.add_parser("toolchain-file", help="print the path of the CMake toolchain file for arm-none-eabi-gcc")
+    s.add_argument("--board", help="print the CMake arguments for this board instead (toolchain file and CPU flags)")
+    s.set_defaults(func=_cmd_toolchain_file)
+
+    s = sub.add_parser("build", help="build a compiled model directory into firmware for a board (ELF, .bin, .hex)")
     s.add_argument("dir", help="a directory written by mcuforge compile")
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
     s.add_argument("--opt", default="-O2", help=OPT_HELP)
@@ -374,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("run", help="build and run a model on a board or QEMU; print outputs and counts")
     s.add_argument("model", help="a .tflite file or a directory written by mcuforge compile")
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
-    s.add_argument("--input", action="append", metavar="FILE", help=".npy per model input (default: zeros)")
+    s.add_argument("--input", action="append", metavar="FILE", help=".npy per model input (default: zeros); float arrays are quantized with the input's scale")
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--save", metavar="FILE.npz", help="also save the outputs to FILE.npz")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
@@ -398,7 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
     s.add_argument("--opt", default="-O2", help=OPT_HELP)
     s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.add_argument("--picture", metavar="FILE.svg", help="per-layer bar chart")
+    s.add_argument("--picture", metavar="FILE", help="per-layer bar chart (% of total, per MAC) to FILE.svg or FILE.png")
     s.add_argument("--cycles", action="store_true",
                    help="QEMU boards: also estimate cycles from the executed instruction stream (about 2-3x slower)")
     s.set_defaults(func=_cmd_bench)
@@ -422,7 +464,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-n", type=int, default=10, help="number of seeded random inputs (default 10)")
     s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     s.add_argument("--input", action="append", metavar="FILE",
-                   help="use this .npy (one per model input, in order) or .npz instead of random inputs")
+                   help="use this .npy (one per model input, in order) or .npz instead of random inputs; "
+                        "float arrays are quantized with the input's scale and zero point")
     s.add_argument("--intermediates", action="store_true", help="compare every intermediate tensor too")
     s.add_argument("--guard", action="store_true",
                    help="with --on BOARD: a guard build (canaries around the arena and at the stack limit)")

@@ -55,7 +55,7 @@ def read_report(src_dir: str | Path) -> OutputReport:
         prefix = info["prefix"]
         if not isinstance(prefix, str) or not prefix.isidentifier():
             raise ValueError(f"prefix {prefix!r}")
-        io = [tuple(TensorType(tuple(int(d) for d in t["shape"]), t["dtype"]) for t in info[k])
+        io = [tuple(TensorType(tuple(int(d) for d in t["shape"]), t["dtype"], _quant(t)) for t in info[k])
               for k in ("inputs", "outputs")]
         schedule = info["schedule"]
         work = int(info["macs"]) + sum(int(s["output_bytes"]) for s in schedule)
@@ -64,6 +64,13 @@ def read_report(src_dir: str | Path) -> OutputReport:
         what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
         raise McuforgeError(f"{path}: not a valid mcuforge report ({what}; written by another version?): compile "
                             "the model again") from None
+
+
+def _quant(t: dict):
+    """A report tensor's per-tensor quantization (run --input quantizes float arrays with it)."""
+    from mcuforge.ir.types import QuantParams
+
+    return QuantParams((float(t["scale"]),), (int(t["zero_point"]),)) if t.get("scale") is not None else None
 
 
 # How long a RUN may take before the host gives up: a floor, plus a generous budget per unit of the

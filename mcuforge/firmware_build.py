@@ -9,7 +9,7 @@ arm-none-eabi-size.
     from mcuforge.firmware_build import build_firmware
 
     fw = build_firmware(load_board("mps2-an386"), sources=[...], include_dirs=[...], build_dir="build/an386")
-    fw.elf, fw.flash_bytes, fw.ram_bytes
+    fw.elf, fw.bin, fw.hex, fw.flash_bytes, fw.ram_bytes
 """
 
 from __future__ import annotations
@@ -51,6 +51,16 @@ class FirmwareBuild:
     bss_bytes: int     # zeroed data in RAM (the model's arena is here)
     stack_bytes: int   # the stack reserved at the top of RAM
     static_stack: StaticStack | None = None  # worst case from the call graphs (None: no bound found)
+
+    @property
+    def bin(self) -> Path:
+        """The raw flash image (objcopy -O binary), from the first flash address."""
+        return self.elf.with_suffix(".bin")
+
+    @property
+    def hex(self) -> Path:
+        """The Intel HEX image (objcopy -O ihex)."""
+        return self.elf.with_suffix(".hex")
 
     @property
     def flash_bytes(self) -> int:
@@ -130,7 +140,8 @@ def build_firmware(board: Board, sources: Sequence[str | os.PathLike], include_d
     elf = cmake_build / f"{name}.elf"
     text, data, bss = elf_sizes(elf)
     try:
-        stack = static_stack(sorted(cmake_build.glob("CMakeFiles/**/*.ci")), exception_frame_bytes(board.fpu != "none"))
+        stack = static_stack(sorted(cmake_build.glob("CMakeFiles/**/*.ci")), exception_frame_bytes(board.fpu != "none"),
+                             linked_functions(elf))
     except StackAnalysisError:
         stack = None
     return FirmwareBuild(board=board, elf=elf, map_file=cmake_build / f"{name}.map", text_bytes=text,
@@ -143,6 +154,16 @@ def build_test_firmware(board: Board, build_dir: str | os.PathLike, *, defines: 
     """The runtime with the stand-in "echo" model (firmware/runtime/test_model), for testing boards."""
     return build_firmware(board, [TEST_MODEL_DIR / "echo.c"], [TEST_MODEL_DIR], build_dir, name=name,
                           defines=defines)
+
+
+def linked_functions(elf: Path) -> set[str] | None:
+    """The names of the functions in the ELF (what --gc-sections kept), or None if nm fails."""
+    proc = subprocess.run([SIZE.replace("size", "nm"), "--defined-only", str(elf)], check=False, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        return None
+    return {parts[2] for parts in (line.split() for line in proc.stdout.splitlines())
+            if len(parts) == 3 and parts[1] in "TtWw"}
 
 
 def elf_sizes(elf: Path) -> tuple[int, int, int]:

@@ -169,6 +169,7 @@ def start_qemu(board: Board, elf: str | os.PathLike, *, timeout: float = 10.0, c
         session = _spawn(board, elf_path, free_port(), extra_args, exec_log)
         try:
             session.link = _connect(session, timeout, connect_timeout)
+            session.link.wait_for_boot(min(timeout, 2.0))  # requests sent before the UART is on may be lost
             return session
         except _PortTaken as exc:
             last_problem = str(exc)

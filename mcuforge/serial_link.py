@@ -389,6 +389,19 @@ class Link:
         except (serial.SerialException, OSError) as exc:
             raise self._gone(exc) from None
 
+    def wait_for_boot(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for the firmware's power-on BOOT frame: True if it came. A UART that
+        drops bytes until the firmware enables it (the STM32F4 USART's model in QEMU) must not get a
+        request before then. A silent or vanished board is left for the first request to report."""
+        try:
+            got, status, _ = self.receive_frame(timeout)
+        except (LinkTimeout, BoardGone):
+            return False
+        if got == RESPONSE and status == STATUS_BOOT:
+            self.boots_seen += 1
+            return True
+        return False
+
     def receive_frame(self, timeout: float | None = None) -> tuple[int, int, bytes]:
         """(command, status, payload) of the next intact frame; bytes before its magic are skipped."""
         budget = self.timeout if timeout is None else timeout

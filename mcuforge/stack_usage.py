@@ -7,7 +7,8 @@ top of it come the interrupts that can arrive (SysTick, a fault report), each wi
 frame. Assumptions, stated in `StaticStack.assumptions`:
 
 - a call through a pointer (`__indirect_call`: the profiler hook) may reach any function that is
-  never called directly (the address-taken ones: the hooks);
+  never called directly and that the link kept (the address-taken ones: the hooks; functions
+  --gc-sections dropped, such as a model's unused API calls, cannot be called at all);
 - a library function gcc did not compile here (memcpy, memcmp, setjmp ...) takes LIBRARY_FRAME bytes;
 - a function with a dynamic frame (alloca, a VLA) makes the figure a lower bound (`bounded` False).
 """
@@ -51,8 +52,9 @@ class StackAnalysisError(Exception):
     """The call graph does not give a bound (recursion, no entry point)."""
 
 
-def static_stack(ci_files: Iterable[Path], exception_frame: int) -> StaticStack:
-    """The worst-case stack of a firmware whose objects left these .ci files."""
+def static_stack(ci_files: Iterable[Path], exception_frame: int, linked: set[str] | None = None) -> StaticStack:
+    """The worst-case stack of a firmware whose objects left these .ci files; `linked`: the function
+    names in the linked ELF, when known."""
     frames: dict[str, int | None] = {}
     calls: dict[str, set[str]] = {}
     dynamic = False
@@ -70,7 +72,8 @@ def static_stack(ci_files: Iterable[Path], exception_frame: int) -> StaticStack:
     if ENTRY not in frames:
         raise StackAnalysisError(f"no call graph for {ENTRY}")
     called = {d for targets in calls.values() for d in targets}
-    hooks = sorted(n for n, f in frames.items() if f is not None and n not in called and n not in NOT_HOOKS)
+    hooks = sorted(n for n, f in frames.items() if f is not None and n not in called and n not in NOT_HOOKS
+                   and (linked is None or n.rsplit(":", 1)[-1] in linked))
     library: set[str] = set()
     memo: dict[str, tuple[int, tuple[str, ...]]] = {}
 

@@ -1,105 +1,115 @@
-"""The arena over time as a picture: x = schedule step, y = arena offset, one rectangle per buffer.
-SVG (with labels and tooltips) or PNG (rectangles and grid only), written with no dependency beyond
-the standard library."""
+"""The arena over time as a picture: x = schedule step (with each step's op), y = arena offset with
+round ticks, one rectangle per buffer, coloured and labelled by kind (model input, model output,
+intermediate tensor, kernel scratch) with a legend. SVG (with a tooltip per buffer) or PNG, drawn by
+mcuforge.drawing from one layout."""
 
 from __future__ import annotations
 
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
-PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-           "#9c755f", "#bab0ac"]
+from mcuforge.drawing import Scene, nice_ticks, text_width
+
+KINDS = {  # kind -> (colour, legend text)
+    "input": ("#59a14f", "model input"),
+    "output": ("#e15759", "model output"),
+    "tensor": ("#4e79a7", "intermediate tensor"),
+    "scratch": ("#c8c8c8", "kernel scratch"),
+}
+TENSOR_COLORS = ["#4e79a7", "#76b7b2", "#9ecae9", "#edc948", "#b07aa1", "#9c755f", "#f1ce63", "#d4a6c8"]
+LABEL = 9  # font size of buffer and axis labels
 
 
-def _color(i: int, scratch: bool) -> str:
-    return "#d0d0d0" if scratch else PALETTE[i % len(PALETTE)]
+def _kinds(info: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """buffer name -> (kind, label)."""
+    out = {t["name"]: ("input", f"input {i}") for i, t in enumerate(info["inputs"])}
+    out.update({t["name"]: ("output", f"output {i}") for i, t in enumerate(info["outputs"])})
+    for b in info["buffers"]:
+        if b["name"] not in out:
+            scratch = b["tensor"] == "scratch"
+            out[b["name"]] = ("scratch", f"scratch {b['name'].removeprefix('scratch')}") if scratch else \
+                ("tensor", b["name"])
+    return out
 
 
-def svg(info: dict[str, Any], width: int = 960, height: int = 540) -> str:
-    steps = max(len(info["schedule"]), 1)
+def scene(info: dict[str, Any], width: int = 960) -> Scene:
+    schedule = info["schedule"]
+    steps = max(len(schedule), 1)
     arena = max(info["arena_bytes"], 1)
-    left, top, right, bottom = 80, 40, 20, 50
-    pw, ph = width - left - right, height - top - bottom
+    ops = [s["op"][:18] for s in schedule]
+    left, top, right = 80, 62, 20
+    bottom = 34 + max((text_width(o, LABEL) for o in ops), default=0) + 16
+    ph = 400
+    pw = width - left - right
+    sc = Scene(width, round(top + ph + bottom))
     xs = pw / steps
 
-    def y(off: int) -> float:
+    def y(off: float) -> float:
         return top + ph - off / arena * ph
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-             f'font-size="11">',
-             f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-             f'<text x="{left}" y="20" font-size="14">{escape(Path(info["model"]).name)}: arena '
-             f'{info["arena_bytes"]:,} B, lower bound {info["lower_bound_bytes"]:,} B, gap {info["gap_bytes"]:,} B</text>']
+    sc.text(left, 20, f"{Path(info['model']).name}: arena {info['arena_bytes']:,} B, lower bound "
+            f"{info['lower_bound_bytes']:,} B, gap {info['gap_bytes']:,} B", size=14)
+    x = left
+    for color, text in KINDS.values():
+        sc.rect(x, 32, 12, 12, color)
+        sc.text(x + 16, 42, text, size=LABEL + 1)
+        x += 16 + text_width(text, LABEL + 1) + 18
+    for t in nice_ticks(arena):
+        sc.line(left, y(t), left + pw, y(t), "#e0e0e0")
+        sc.text(left - 5, y(t) + 3, f"{t:,}", size=LABEL, anchor="end")
+    kinds = _kinds(info)
+    boxes = {}
     for i, b in enumerate(info["buffers"]):
         if b["size"] == 0:
             continue
-        x0 = left + b["first_use"] * xs
-        w = (b["last_use"] - b["first_use"] + 1) * xs
-        y1, y0 = y(b["offset"]), y(b["offset"] + b["size"])
-        tip = f'{b["name"]} {b["tensor"]}: {b["size"]} B at {b["offset"]}, steps {b["first_use"]}..{b["last_use"]}'
-        parts.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{w:.1f}" height="{max(y1 - y0, 0.5):.1f}" '
-                     f'fill="{_color(i, b["tensor"] == "scratch")}" stroke="black" stroke-width="0.5">'
-                     f'<title>{escape(tip)}</title></rect>')
-        if w > 40 and y1 - y0 > 12:
-            parts.append(f'<text x="{x0 + 3:.1f}" y="{y0 + 11:.1f}">{escape(b["name"])}</text>')
-    parts.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>')
-    parts.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="black"/>')
-    for s in range(steps):
-        if steps <= 40 or s % max(steps // 20, 1) == 0:
-            parts.append(f'<text x="{left + (s + 0.5) * xs:.1f}" y="{top + ph + 15}" text-anchor="middle">{s}</text>')
-    for k in range(5):
-        off = arena * k // 4
-        parts.append(f'<text x="{left - 5}" y="{y(off) + 4:.1f}" text-anchor="end">{off:,}</text>')
-    parts.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle">schedule step</text>')
-    parts.append(f'<text x="15" y="{top + ph / 2}" transform="rotate(-90 15 {top + ph / 2})" '
-                 f'text-anchor="middle">arena offset (bytes)</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+        kind, label = kinds[b["name"]]
+        color = TENSOR_COLORS[i % len(TENSOR_COLORS)] if kind == "tensor" else KINDS[kind][0]
+        x0, w = left + b["first_use"] * xs, (b["last_use"] - b["first_use"] + 1) * xs
+        y0, h = y(b["offset"] + b["size"]), max(y(b["offset"]) - y(b["offset"] + b["size"]), 0.5)
+        sc.rect(x0, y0, w, h, color, title=f"{label} ({b['tensor']}): {b['size']:,} B at offset {b['offset']:,}, "
+                                            f"steps {b['first_use']}..{b['last_use']}")
+        boxes[b["name"]] = (x0, y0, w, h)
+    taken = list(boxes.values())
+    for name, (x0, y0, w, h) in boxes.items():
+        kind, label = kinds[name]
+        if not _label(sc, label, x0, y0, w, h) and kind != "tensor":
+            _label_above(sc, label, x0, y0, taken)
+    sc.line(left, top + ph, left + pw, top + ph)
+    sc.line(left, top, left, top + ph)
+    every = max(1, round(LABEL * 1.4 / xs))  # op names need about 1.4 font sizes of width each
+    for s in range(0, steps, every):
+        cx = left + (s + 0.5) * xs
+        sc.text(cx, top + ph + 13, str(s), size=LABEL, anchor="middle")
+        if s < len(ops):
+            sc.text(cx + 3, top + ph + 22, ops[s], size=LABEL, anchor="end", vertical=True)
+    sc.text(left + pw / 2, sc.height - 6, "schedule step and its op", size=LABEL + 1, anchor="middle")
+    sc.text(16, top + ph / 2, "arena offset (bytes)", size=LABEL + 1, anchor="middle", vertical=True)
+    return sc
 
 
-def png(info: dict[str, Any], width: int = 960, height: int = 540) -> bytes:
-    import numpy as np
+def _label(sc: Scene, label: str, x0: float, y0: float, w: float, h: float) -> bool:
+    """The buffer's label inside its rectangle: across, else along a tall narrow one, else smaller."""
+    for size in (LABEL, 7):
+        if text_width(label, size) + 4 <= w and h >= size + 2:
+            sc.text(x0 + 2, y0 + h / 2 + size * 0.35, label, size=size)
+            return True
+        if text_width(label, size) + 4 <= h and w >= size + 2:
+            sc.text(x0 + w / 2 + size * 0.35, y0 + h - 2, label, size=size, vertical=True)
+            return True
+    return False
 
-    img = np.full((height, width, 3), 255, dtype=np.uint8)
-    steps = max(len(info["schedule"]), 1)
-    arena = max(info["arena_bytes"], 1)
-    left, top, right, bottom = 40, 20, 20, 30
-    pw, ph = width - left - right, height - top - bottom
-    for i, b in enumerate(info["buffers"]):
-        if b["size"] == 0:
-            continue
-        x0 = left + int(b["first_use"] * pw / steps)
-        x1 = left + int((b["last_use"] + 1) * pw / steps)
-        y0 = top + ph - int((b["offset"] + b["size"]) * ph / arena)
-        y1 = top + ph - int(b["offset"] * ph / arena)
-        rgb = bytes.fromhex(_color(i, b["tensor"] == "scratch")[1:])
-        img[y0:max(y1, y0 + 1), x0:x1] = list(rgb)
-        img[y0, x0:x1] = 0
-        img[max(y1, y0 + 1) - 1, x0:x1] = 0
-        img[y0:max(y1, y0 + 1), x0] = 0
-        img[y0:max(y1, y0 + 1), max(x1 - 1, x0)] = 0
-    img[top:top + ph + 1, left - 1] = 0
-    img[top + ph, left - 1:left + pw] = 0
-    raw = b"".join(b"\x00" + img[r].tobytes() for r in range(height))
 
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+def _label_above(sc: Scene, label: str, x0: float, y0: float, taken: list) -> None:
+    """A small buffer's label just above it, where that overlaps no buffer and no other such label."""
+    box = (x0 + 1, y0 - 9, text_width(label, 7), 7)
+    if box[1] > 0 and not any(_overlap(box, t) for t in taken):
+        sc.text(box[0], y0 - 2, label, size=7)
+        taken.append(box)
 
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
 
 def write_picture(info: dict[str, Any], path: str | Path) -> Path:
-    p = Path(path)
-    if p.suffix.lower() == ".svg":
-        p.write_text(svg(info))
-    elif p.suffix.lower() == ".png":
-        p.write_bytes(png(info))
-    else:
-        from mcuforge.errors import McuforgeError
-
-        raise McuforgeError(f"--picture {p}: use a .svg or .png file name")
-    return p
+    return scene(info).write(path)

@@ -38,7 +38,8 @@ def plan_json(compiled) -> dict[str, Any]:
                         "first_use": b.first_use, "last_use": b.last_use})
     def io(names):
         return [{"name": n, "tensor": prog.buffers[n].label, "shape": list(prog.buffers[n].type.shape),
-                 "dtype": prog.buffers[n].type.dtype, "offset": arena.offset(n)} for n in names]
+                 "dtype": prog.buffers[n].type.dtype, "offset": arena.offset(n), **_quant(prog.buffers[n].type.quant)}
+                for n in names]
 
     return {
         "model": compiled.imported.meta.get("source", ""),
@@ -57,6 +58,13 @@ def plan_json(compiled) -> dict[str, Any]:
         "schedule": schedule,
         "buffers": buffers,
     }
+
+
+def _quant(q) -> dict[str, Any]:
+    """A tensor's per-tensor quantization for the report (None, None when it has none or per channel)."""
+    if q is None or q.per_channel:
+        return {"scale": None, "zero_point": None}
+    return {"scale": q.s, "zero_point": q.zp}
 
 
 def plan_text(info: dict[str, Any]) -> str:

@@ -93,9 +93,10 @@ def test_input_file_wrong_shape(tmp_path, cli):
 
 
 def test_input_file_wrong_dtype(tmp_path, cli):
+    """An integer array of another type is refused (a float array is quantized: tests/test_typed_api.py)."""
     p = tmp_path / "x.npy"
-    np.save(p, np.zeros((1, 49, 10, 1), dtype=np.float32))
-    assert_clean_error(cli("verify", MLPERF_MODELS["kws"], "--input", p), "input 0", "int8", "float32")
+    np.save(p, np.zeros((1, 49, 10, 1), dtype=np.int16))
+    assert_clean_error(cli("verify", MLPERF_MODELS["kws"], "--input", p), "input 0", "int8", "int16")
 
 
 def test_input_file_not_an_array(tmp_path, cli):

@@ -1,6 +1,7 @@
 """The command line as a user runs it: inspect (text and JSON) and verify."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,3 +83,16 @@ def test_version(cli):
 
     proc = cli("--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"mcuforge {__version__}"
+
+
+def test_toolchain_file(cli):
+    """A wheel user finds the CMake toolchain file (and a board's CPU flags) without knowing the package layout."""
+    proc = cli("toolchain-file")
+    assert proc.returncode == 0, proc.stderr
+    path = Path(proc.stdout.strip())
+    assert path.is_file() and path.name == "toolchain-arm-none-eabi.cmake" and "MCU_CPU_FLAGS" in path.read_text()
+    proc = cli("toolchain-file", "--board", "microbit")
+    assert proc.returncode == 0 and proc.stdout.strip() == (
+        f'-DCMAKE_TOOLCHAIN_FILE={path} "-DMCU_CPU_FLAGS=-mcpu=cortex-m0 -mthumb -mfloat-abi=soft"')
+    proc = cli("toolchain-file", "--board", "nope")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "unknown board 'nope'" in proc.stderr

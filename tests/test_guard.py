@@ -73,6 +73,20 @@ def test_static_stack_from_call_graphs(tmp_path):
         static_stack([ci], exception_frame=32)
 
 
+def test_functions_the_link_dropped_are_not_hooks(tmp_path):
+    """A model's run_io calls its run but nothing calls run_io: were it a hook, the profiler's
+    pointer call would recurse. --gc-sections dropped it, so it cannot be called."""
+    from mcuforge.stack_usage import StackAnalysisError, static_stack
+
+    ci = tmp_path / "a.c.ci"
+    ci.write_text(CI_TEXT + 'node: { title: "run_io" label: "run_io\\na.c:7:1\\n8 bytes (static)" }\n'
+                            'edge: { sourcename: "run_io" targetname: "a.c:run" label: "a.c:7:2" }\n')
+    with pytest.raises(StackAnalysisError, match="recursion: a.c:run -> __indirect_call -> run_io -> a.c:run"):
+        static_stack([ci], exception_frame=32)
+    linked = {"Reset_Handler", "main", "run", "hook", "small", "SysTick_Handler"}
+    assert static_stack([ci], exception_frame=32, linked=linked).bytes == 164 + 32
+
+
 def test_guard_defines_name_the_models_arena_hooks():
     assert guard_defines("kws") == ("MCU_GUARD=1", "KWS_EXTERNAL_ARENA", "MCU_MODEL_SET_ARENA=kws_set_arena")
 

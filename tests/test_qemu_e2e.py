@@ -1,13 +1,16 @@
 """End to end on QEMU: .tflite -> C -> arm-none-eabi-gcc firmware -> QEMU -> outputs over the serial
 link, byte for byte equal to TFLite Micro. All four MLPerf Tiny models on mps2-an386 (Cortex-M4),
-and one model on each of the other QEMU boards (two on the Cortex-M33)."""
+and one model on each of the other QEMU boards (two on the Cortex-M33); on the micro:bit (Cortex-M0,
+16 KiB RAM) small models, the cmsis-nn kernels on their plain C paths and float I/O in soft float."""
 
 import os
+import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLPERF_MODELS
+from conftest import MLPERF_MODELS, MODELS
 
 from mcuforge.driver import compile_model
 from mcuforge.verify import random_inputs, verify_board
@@ -21,12 +24,13 @@ pytestmark = [
 
 CASES = [("kws", "mps2-an386"), ("vww", "mps2-an386"), ("ic", "mps2-an386"), ("ad", "mps2-an386"),
          ("kws", "mps2-an385"), ("ic", "mps2-an500"), ("kws", "mps3-an547"), ("kws", "mps2-an505"),
-         ("ad", "mps2-an505")]
+         ("ad", "mps2-an505"), ("kws", "netduinoplus2"), ("mix_ds_cnn", "microbit"),
+         ("mix_float_io_cnn", "microbit")]
 
 
 @pytest.mark.parametrize("model, board", CASES, ids=[f"{m}-{b}" for m, b in CASES])
 def test_model_on_qemu_is_bit_exact(model, board):
-    compiled = compile_model(MLPERF_MODELS[model])
+    compiled = compile_model(MLPERF_MODELS.get(model) or MODELS / f"{model}.tflite")
     rng = np.random.default_rng(11)
     sets = [random_inputs(compiled.imported, rng) for _ in range(2)]
     sets.append([np.zeros_like(x) for x in sets[0]])
@@ -95,5 +99,34 @@ def test_run_command_prints_outputs_and_report(cli, tmp_path):
         assert needle in proc.stdout, needle
     dev = cli("compile", MLPERF_MODELS["ad"], "-o", tmp_path / "ad", "--prefix", "ad")
     assert dev.returncode == 0, dev.stderr
-    built = cli("build", tmp_path / "ad", "--board", "mps2-an385")
+    built = cli("build", tmp_path / "ad", "--board", "mps2-an385", "--build-dir", tmp_path / "bd")
     assert built.returncode == 0 and "flash: " in built.stdout and "RAM: " in built.stdout, built.stderr
+    elf = Path(re.search(r"firmware: (\S+\.elf)", built.stdout).group(1))
+    assert elf.is_relative_to(tmp_path / "bd")
+    image = elf.with_suffix(".bin").read_bytes()  # the raw image starts with the vector table: SP, reset
+    sp, reset = int.from_bytes(image[:4], "little"), int.from_bytes(image[4:8], "little")
+    assert sp == 0x20400000 and reset & 1 and reset < len(image)
+    hex_lines = elf.with_suffix(".hex").read_text().split()
+    assert hex_lines[-1] == ":00000001FF" and all(line.startswith(":") for line in hex_lines)
+    assert f"images:   {elf.with_suffix('.bin')}" in built.stdout
+
+
+@pytest.mark.parametrize("board, model", [("microbit", "mix_float_io_cnn"), ("netduinoplus2", "mix_ds_cnn")])
+def test_run_on_the_small_boards_with_float_input(cli, tmp_path, board, model):
+    """mcuforge run on the Cortex-M0 micro:bit and the STM32F405 (real USART/RCC registers), with a
+    float .npy: quantized on the host for an int8 input, or passed as it is to a float input."""
+    from mcuforge.ir.ops.quantize import affine_quantize
+    from mcuforge.oracle import run_tflm
+
+    path = MODELS / f"{model}.tflite"
+    c = compile_model(path)
+    t = c.imported.main.params[0].type
+    x = np.random.default_rng(4).standard_normal(t.shape).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    proc = cli("run", path, "--board", board, "--input", tmp_path / "x.npy", "--save", tmp_path / "out.npz")
+    assert proc.returncode == 0, proc.stderr
+    fed = x if t.dtype == "float32" else affine_quantize(x, t.quant.s, t.quant.zp, t.dtype)
+    want = run_tflm(c.blob, [[fed]])[0][0]
+    got = np.load(tmp_path / "out.npz")
+    assert all(np.array_equal(got[f"arr_{i}"], w) for i, w in enumerate(want))
+    assert "instructions: " in proc.stdout and "stack high-water: " in proc.stdout

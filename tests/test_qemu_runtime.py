@@ -41,7 +41,7 @@ from mcuforge.serial_link import (
     encode_frame,
 )
 
-QEMU_BOARDS = ["mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547"]
+QEMU_BOARDS = ["mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "microbit", "netduinoplus2"]
 SIZES = (37, 5)
 BURN = 2 * 50000  # instructions layer 1 burns per "burn" unit (ECHO_BURN_ITERATIONS = 50000)
 
@@ -93,11 +93,18 @@ def test_board_table():
     assert boards["mps2-an386"].cpu_flags() == ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
                                                 "-mfpu=fpv4-sp-d16")
     assert boards["mps2-an385"].cpu_flags() == ("-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft")
+    # micro:bit (nRF51822): the data sheet's BAUDRATE value for 115200; STM32F405 USART1: BRR at 16 MHz
+    mb, nd = boards["microbit"], boards["netduinoplus2"]
+    assert (mb.cpu_flags(), mb.dsp, mb.ram.size, mb.flash.size) == (("-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft"),
+                                                                    False, 16 * 1024, 256 * 1024)
+    assert (mb.uart.type, mb.uart.base, mb.uart.divisor) == ("nrf51-uart", 0x40002000, 0x01D7E000)
+    assert (nd.uart.type, nd.uart.base, nd.uart.divisor) == ("stm32f4-usart", 0x40011000, 139)
+    assert (nd.flash.origin, nd.ram.size, nd.timer.units_per_tick) == (0x08000000, 128 * 1024, Fraction(125, 21))
 
 
 def test_board_names_and_unknown_board():
     assert load_board("mps2_an386") == load_board("MPS2-AN386") == load_board("mps2-an386")
-    with pytest.raises(McuforgeError, match=r"unknown board 'stm32'; known boards: mps2-an385, .*nucleo-l4r5zi"):
+    with pytest.raises(McuforgeError, match=r"unknown board 'stm32'; known boards: microbit, mps2-an385, .*nucleo-l4r5zi"):
         load_board("stm32")
 
 
@@ -314,11 +321,13 @@ def test_protocol_errors_keep_the_firmware_working(firmwares):
 def test_fault_is_reported_then_qemu_exits(firmwares, name):
     with session(firmwares, name) as q:
         q.link.write_input(1, b"fault")
-        with pytest.raises(TargetError, match=rf"FAULT: UsageFault on {name}: pc=0x[0-9a-f]{{8}} .*"
-                                              r"\(integer division by zero\)") as err:
+        armv6m = q.board.cpu == "cortex-m0"  # no divide instruction, no UsageFault: an unaligned load
+        want = (r"HardFault on microbit: pc=0x[0-9a-f]{8} lr=0x[0-9a-f]{8} exc_return=" if armv6m else
+                rf"UsageFault on {name}: pc=0x[0-9a-f]{{8}} .*\(integer division by zero\)")
+        with pytest.raises(TargetError, match="FAULT: " + want) as err:
             q.link.run()
         assert err.value.status == STATUS_FAULT
-        assert q.wait(5.0) == 128 + 6  # exits with 128 + the exception number
+        assert q.wait(5.0) == 128 + (3 if armv6m else 6)  # exits with 128 + the exception number
 
 
 @pytest.mark.slow

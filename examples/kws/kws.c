@@ -4,10 +4,12 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kws.h"
 #include "kws_weights.h"
 #include "mcu_kernels_cmsis_nn.h"
+#include "mcuforge_quantize.h"
 #ifndef KWS_EXTERNAL_ARENA
 static uint8_t kws_default_arena[KWS_ARENA_SIZE] __attribute__((aligned(16)));
 static uint8_t *kws_arena = kws_default_arena;
@@ -43,11 +45,46 @@ const void *kws_output(int i)
     return (i >= 0 && i < KWS_NUM_OUTPUTS && kws_arena) ? (const void *)(kws_arena + kws_output_offsets[i]) : NULL;
 }
 
+int kws_quantize_input0(const float *x)
+{
+    int8_t *const q = kws_input0();
+    if (q == NULL) {
+        return KWS_ERR_NO_ARENA;
+    }
+    for (uint32_t i = 0; i < 490u; i++) {
+        q[i] = (int8_t)mcu_affine_quantize(x[i], KWS_INPUT0_SCALE, KWS_INPUT0_ZERO_POINT, -128, 127);
+    }
+    return KWS_OK;
+}
+
+int kws_dequantize_output0(float *y)
+{
+    const int8_t *const q = kws_output0();
+    if (q == NULL) {
+        return KWS_ERR_NO_ARENA;
+    }
+    for (uint32_t i = 0; i < 12u; i++) {
+        y[i] = mcu_affine_dequantize(q[i], KWS_OUTPUT0_SCALE, KWS_OUTPUT0_ZERO_POINT);
+    }
+    return KWS_OK;
+}
+
+int kws_run_io(const int8_t *input0, int8_t *output0)
+{
+    if (kws_arena == NULL) {
+        return KWS_ERR_NO_ARENA;
+    }
+    memcpy(kws_arena + 8000, input0, 490u);
+    const int status = kws_run();
+    memcpy(output0, kws_arena + 12, 12u);
+    return status;
+}
+
 int kws_run(void)
 {
     uint8_t *const arena = kws_arena;
     if (arena == NULL) {
-        return -1;
+        return KWS_ERR_NO_ARENA;
     }
     /* layer 0: #0 CONV_2D conv_2d 'functional_1/activation/Relu;functional_1/batch_normalization/FusedBatchNormV3;functional_1/conv2d/BiasAdd/ReadVariableOp/resource;functional_1/conv2d/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_s8 */
     if (kws_profiler) kws_profiler(0);
@@ -215,5 +252,5 @@ int kws_run(void)
         mcu_cmsis_softmax_s8(&params, (const int8_t *)(arena + 0), (int8_t *)(arena + 12));
     }
     if (kws_profiler) kws_profiler(-1);
-    return 0;
+    return KWS_OK;
 }

@@ -11,29 +11,74 @@
 extern "C" {
 #endif
 
+#define KWS_MODEL_SHA256 "aeea436800704fce17b17292e4412630ad856e9d777c044c64ef748a880bd0ae" /* of kws_ref_model.tflite */
+#define KWS_MCUFORGE_VERSION "0.1.0"
 /* Bytes of the one arena every activation and scratch buffer lives in (planned at compile time). */
 #define KWS_ARENA_SIZE 17216
 #define KWS_NUM_INPUTS 1
 #define KWS_NUM_OUTPUTS 1
 #define KWS_NUM_LAYERS 13
+
+/* What kws_run and the other calls returning int give back. */
+enum {
+    KWS_OK = 0,
+    KWS_ERR_NO_ARENA = -1, /* built with -DKWS_EXTERNAL_ARENA and kws_set_arena not called */
+};
+
+/* Element types of the inputs and outputs (KWS_INPUT0_DTYPE ...), the same in every mcuforge model. */
+#ifndef MCUFORGE_DTYPE_INT8
+#define MCUFORGE_DTYPE_INT8 1
+#define MCUFORGE_DTYPE_UINT8 2
+#define MCUFORGE_DTYPE_INT16 3
+#define MCUFORGE_DTYPE_INT32 4
+#define MCUFORGE_DTYPE_FLOAT32 5
+#endif
+
 /* input 0 'input_1': int8[1x49x10x1], real = 0.5847029089927673 * (q - (83)) */
 #define KWS_INPUT0_SIZE 490
+#define KWS_INPUT0_COUNT 490
+#define KWS_INPUT0_DTYPE MCUFORGE_DTYPE_INT8
+#define KWS_INPUT0_DIMS 4
+#define KWS_INPUT0_SHAPE { 1, 49, 10, 1 }
 #define KWS_INPUT0_SCALE 0.5847029089927673f
 #define KWS_INPUT0_ZERO_POINT (83)
+typedef int8_t kws_input0_t;
+
 /* output 0 'Identity': int8[1x12], real = 0.00390625 * (q - (-128)) */
 #define KWS_OUTPUT0_SIZE 12
+#define KWS_OUTPUT0_COUNT 12
+#define KWS_OUTPUT0_DTYPE MCUFORGE_DTYPE_INT8
+#define KWS_OUTPUT0_DIMS 2
+#define KWS_OUTPUT0_SHAPE { 1, 12 }
 #define KWS_OUTPUT0_SCALE 0.00390625f
 #define KWS_OUTPUT0_ZERO_POINT (-128)
+typedef int8_t kws_output0_t;
 
-/* Run one inference on the current arena. Returns 0 on success. */
+/* Run one inference on the current arena. Returns KWS_OK, or KWS_ERR_NO_ARENA. */
 int kws_run(void);
 
-/* Where input i / output i live in the arena (write inputs before kws_run, read outputs after). */
+/* Where input i / output i live in the arena (write inputs before kws_run, read outputs after;
+   the planner reuses the arena: write every input before every run, read outputs before the next). */
 void *kws_input(int i);
 const void *kws_output(int i);
+static inline int8_t *kws_input0(void) { return (int8_t *)kws_input(0); }
+static inline const int8_t *kws_output0(void) { return (const int8_t *)kws_output(0); }
+
+/* Float in, quantized into the input buffer as TFLite's QUANTIZE does (x / scale in float32, halves
+   away from zero, saturated, NaN to the zero point). Returns KWS_OK or KWS_ERR_NO_ARENA. */
+int kws_quantize_input0(const float *x); /* KWS_INPUT0_COUNT values */
+
+/* The output as floats, as TFLite's DEQUANTIZE does (scale * (q - zero point), rounded once to float). */
+int kws_dequantize_output0(float *y); /* KWS_OUTPUT0_COUNT values */
+
+/* One inference on buffers of your own: copies the inputs into the arena, runs, copies the outputs
+   out. The input buffers are free again once it returns (or from the profiler's layer-0 call on), so
+   a DMA can fill the next frame into one while this frame runs from the other. */
+int kws_run_io(const int8_t *input0, int8_t *output0);
 
 /* Use your own arena of KWS_ARENA_SIZE bytes, 16-byte aligned, instead of the built-in one
-   (compile with -DKWS_EXTERNAL_ARENA to leave the built-in one out). */
+   (compile with -DKWS_EXTERNAL_ARENA to leave the built-in one out). Models that never run at
+   the same time can share one arena. */
 void kws_set_arena(uint8_t *arena);
 
 /* Called before layer i (0..KWS_NUM_LAYERS-1) and with -1 after the last one; NULL to disable. */

@@ -10,6 +10,13 @@
 
 #include "mcuforge_board.h"
 
+/* Armv6-M (Cortex-M0/M0+): Thumb-1 only, no VTOR, no configurable fault status registers. */
+#if defined(__ARM_ARCH_6M__)
+#define MCU_ARMV6M 1
+#else
+#define MCU_ARMV6M 0
+#endif
+
 #define MCU_REG(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
 
 /* System control block and core peripherals (same addresses on every Cortex-M). */

@@ -2,7 +2,9 @@
  * Startup: vector table, reset handler, fault handlers.
  *
  * Reset: stack limit (Armv8-M), VTOR, .data copied from flash, .bss zeroed, FPU/MVE enabled when the
- * build uses them, caches on when the board asks, configurable faults enabled, then main(). A fault
+ * build uses them, caches on when the board asks, configurable faults enabled, then main(). Armv6-M
+ * (Cortex-M0/M0+) has no VTOR to set (the table is at 0), no configurable faults and no fault status
+ * registers: everything is a HardFault, reported with its pc and lr. A fault
  * or an unexpected interrupt sends an error frame (status FAULT) with the registers that explain it,
  * then ends the firmware (semihosting exit on QEMU, reset on a board).
  */
@@ -71,7 +73,9 @@ void Reset_Handler(void)
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
     __asm__ volatile("msr msplim, %0" ::"r"(__stack_limit));
 #endif
+#if !MCU_ARMV6M
     MCU_REG(MCU_SCB_VTOR) = (uint32_t)(uintptr_t)&mcu_vectors;
+#endif
 
     for (volatile uint32_t *src = __data_load__, *dst = __data_start__; dst < __data_end__;) {
         *dst++ = *src++;
@@ -88,8 +92,10 @@ void Reset_Handler(void)
 #if MCU_BOARD_ENABLE_CACHES
     enable_caches();
 #endif
+#if !MCU_ARMV6M
     MCU_REG(MCU_SCB_SHCSR) |= 0x7u << 16; /* MemManage, BusFault, UsageFault get their own reports */
     MCU_REG(MCU_SCB_CCR) |= 1u << 4;      /* integer division by zero traps */
+#endif
 
     mcu_exit(main());
 }
@@ -97,6 +103,18 @@ void Reset_Handler(void)
 /* All faults land here with the stacked frame: r0-r3, r12, lr, pc, xpsr. */
 __attribute__((naked)) void mcu_fault_entry(void)
 {
+#if MCU_ARMV6M /* Thumb-1: no IT blocks, no immediate TST, a short branch range */
+    __asm__ volatile(
+        "movs r0, #4\n"
+        "mov r1, lr\n"
+        "tst r0, r1\n"
+        "bne 1f\n"
+        "mrs r0, msp\n"
+        "b 2f\n"
+        "1: mrs r0, psp\n"
+        "2: ldr r2, =mcu_fault_report\n"
+        "bx r2\n");
+#else
     __asm__ volatile(
         "tst lr, #4\n"
         "ite eq\n"
@@ -104,6 +122,7 @@ __attribute__((naked)) void mcu_fault_entry(void)
         "mrsne r0, psp\n"
         "mov r1, lr\n"
         "b mcu_fault_report\n");
+#endif
 }
 
 static const char *exception_name(uint32_t n)
@@ -129,7 +148,6 @@ void mcu_fault_report(const uint32_t *frame, uint32_t exc_return)
     uint32_t ipsr;
     __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
     const uint32_t n = ipsr & 0x1FFu;
-    const uint32_t cfsr = MCU_REG(MCU_SCB_CFSR);
 
     mcu_fmt_str(&f, exception_name(n));
     if (n >= 16) {
@@ -140,6 +158,8 @@ void mcu_fault_report(const uint32_t *frame, uint32_t exc_return)
     mcu_fmt_hex(&f, frame[6]);
     mcu_fmt_str(&f, " lr=");
     mcu_fmt_hex(&f, frame[5]);
+#if !MCU_ARMV6M
+    const uint32_t cfsr = MCU_REG(MCU_SCB_CFSR);
     mcu_fmt_str(&f, " cfsr=");
     mcu_fmt_hex(&f, cfsr);
     mcu_fmt_str(&f, " hfsr=");
@@ -158,6 +178,7 @@ void mcu_fault_report(const uint32_t *frame, uint32_t exc_return)
     if (cfsr & (1u << 20)) {
         mcu_fmt_str(&f, " (stack overflow)");
     }
+#endif
     mcu_fmt_str(&f, " exc_return=");
     mcu_fmt_hex(&f, exc_return);
     mcu_send_error(0u, MCU_STATUS_FAULT, text);

@@ -4,6 +4,9 @@
  * MCU_UART_CMSDK: ARM CMSDK APB UART (MPS2/MPS3 FPGA images, and QEMU's model of them).
  * MCU_UART_STM32: STM32 USART/LPUART with the ISR/RDR/TDR register layout (F7, L4, L4+ ...); the
  *                 board's MCU_UART_INIT register writes turn on its clocks and route its pins first.
+ * MCU_UART_STM32F4: STM32 USART with the SR/DR register layout (F1, F2, F4), the same init writes.
+ * MCU_UART_NRF51: Nordic nRF51 UART (events RXDRDY/TXDRDY, tasks STARTRX/STARTTX); the init writes
+ *                 select its pins.
  */
 #include "mcu_runtime.h"
 
@@ -64,7 +67,26 @@ void mcu_uart_flush(void)
     }
 }
 
-#elif MCU_UART_TYPE == MCU_UART_STM32
+#else
+
+typedef struct {
+    uint32_t address, mask, value;
+} reg_write_t;
+
+/* The board's register read-modify-writes (clocks, pins), in order, before the UART is enabled. */
+static void board_uart_init(void)
+{
+#if MCU_UART_INIT_COUNT > 0
+    static const reg_write_t init[MCU_UART_INIT_COUNT] = MCU_UART_INIT;
+    for (uint32_t i = 0; i < MCU_UART_INIT_COUNT; i++) {
+        MCU_REG(init[i].address) = (MCU_REG(init[i].address) & ~init[i].mask) | init[i].value;
+        (void)MCU_REG(init[i].address); /* read back: a clock just enabled needs a bus cycle */
+        mcu_dsb();
+    }
+#endif
+}
+
+#if MCU_UART_TYPE == MCU_UART_STM32
 
 #define USART_CR1 MCU_REG(MCU_UART_BASE + 0x00u)
 #define USART_BRR MCU_REG(MCU_UART_BASE + 0x0Cu)
@@ -80,20 +102,9 @@ void mcu_uart_flush(void)
 #define ISR_TC (1u << 6)
 #define ISR_TXE (1u << 7)
 
-typedef struct {
-    uint32_t address, mask, value;
-} reg_write_t;
-
 void mcu_uart_init(void)
 {
-#if MCU_UART_INIT_COUNT > 0
-    static const reg_write_t init[MCU_UART_INIT_COUNT] = MCU_UART_INIT;
-    for (uint32_t i = 0; i < MCU_UART_INIT_COUNT; i++) {
-        MCU_REG(init[i].address) = (MCU_REG(init[i].address) & ~init[i].mask) | init[i].value;
-        (void)MCU_REG(init[i].address); /* read back: a clock just enabled needs a bus cycle */
-        mcu_dsb();
-    }
-#endif
+    board_uart_init();
     USART_CR1 = 0u;
     USART_BRR = MCU_UART_DIVISOR;
     USART_CR1 = CR1_UE | CR1_RE | CR1_TE;
@@ -140,6 +151,129 @@ void mcu_uart_flush(void)
     }
 }
 
+#elif MCU_UART_TYPE == MCU_UART_STM32F4
+
+#define USART_SR MCU_REG(MCU_UART_BASE + 0x00u)
+#define USART_DR MCU_REG(MCU_UART_BASE + 0x04u)
+#define USART_BRR MCU_REG(MCU_UART_BASE + 0x08u)
+#define USART_CR1 MCU_REG(MCU_UART_BASE + 0x0Cu)
+#define CR1_UE (1u << 13)
+#define CR1_TE (1u << 3)
+#define CR1_RE (1u << 2)
+#define SR_ORE (1u << 3)
+#define SR_RXNE (1u << 5)
+#define SR_TC (1u << 6)
+#define SR_TXE (1u << 7)
+
+void mcu_uart_init(void)
+{
+    board_uart_init();
+    USART_CR1 = 0u;
+    USART_BRR = MCU_UART_DIVISOR;
+    USART_CR1 = CR1_UE | CR1_RE | CR1_TE;
+}
+
+void mcu_uart_putc(uint8_t c)
+{
+    while (!(USART_SR & SR_TXE)) {
+    }
+    USART_DR = c;
+}
+
+int mcu_uart_getc_within(uint8_t *c, uint32_t polls)
+{
+    do {
+        /* RXNE: a byte; ORE alone: one was lost (reading SR then DR clears it; it shows up as a CRC error) */
+        if (USART_SR & (SR_RXNE | SR_ORE)) {
+            const uint32_t sr = USART_SR;
+            const uint8_t byte = (uint8_t)USART_DR;
+            if (sr & SR_RXNE) {
+                *c = byte;
+                return 1;
+            }
+        }
+    } while (polls-- != 0u);
+    return 0;
+}
+
+uint8_t mcu_uart_getc(void)
+{
+    uint8_t c;
+    while (!mcu_uart_getc_within(&c, 0xFFFFFFFFu)) {
+    }
+    return c;
+}
+
+void mcu_uart_flush(void)
+{
+    while (!(USART_SR & SR_TC)) {
+    }
+}
+
+#elif MCU_UART_TYPE == MCU_UART_NRF51
+
+#define UART_STARTRX MCU_REG(MCU_UART_BASE + 0x000u)
+#define UART_STARTTX MCU_REG(MCU_UART_BASE + 0x008u)
+#define UART_RXDRDY MCU_REG(MCU_UART_BASE + 0x108u)
+#define UART_TXDRDY MCU_REG(MCU_UART_BASE + 0x11Cu)
+#define UART_ENABLE MCU_REG(MCU_UART_BASE + 0x500u)
+#define UART_RXD MCU_REG(MCU_UART_BASE + 0x518u)
+#define UART_TXD MCU_REG(MCU_UART_BASE + 0x51Cu)
+#define UART_BAUDRATE MCU_REG(MCU_UART_BASE + 0x524u)
+#define ENABLE_UART 4u
+
+static int tx_busy; /* a byte was written whose TXDRDY event has not been seen yet */
+
+void mcu_uart_init(void)
+{
+    board_uart_init();
+    UART_BAUDRATE = MCU_UART_DIVISOR;
+    UART_ENABLE = ENABLE_UART;
+    UART_RXDRDY = 0u;
+    UART_TXDRDY = 0u;
+    UART_STARTTX = 1u;
+    UART_STARTRX = 1u;
+    tx_busy = 0;
+}
+
+void mcu_uart_flush(void)
+{
+    if (tx_busy) {
+        while (!UART_TXDRDY) {
+        }
+        UART_TXDRDY = 0u;
+        tx_busy = 0;
+    }
+}
+
+void mcu_uart_putc(uint8_t c)
+{
+    mcu_uart_flush();
+    UART_TXD = c;
+    tx_busy = 1;
+}
+
+int mcu_uart_getc_within(uint8_t *c, uint32_t polls)
+{
+    do {
+        if (UART_RXDRDY) {
+            UART_RXDRDY = 0u; /* clear the event before reading: a further byte sets it again */
+            *c = (uint8_t)UART_RXD;
+            return 1;
+        }
+    } while (polls-- != 0u);
+    return 0;
+}
+
+uint8_t mcu_uart_getc(void)
+{
+    uint8_t c;
+    while (!mcu_uart_getc_within(&c, 0xFFFFFFFFu)) {
+    }
+    return c;
+}
+
 #else
 #error "unknown MCU_UART_TYPE"
+#endif
 #endif

@@ -35,6 +35,8 @@ static void echo_burn(uint32_t n)
 #if defined(__arm__) && defined(__thumb2__)
     /* exactly 2 instructions per iteration */
     __asm__ volatile("1: subs %0, %0, #1\n\tbne 1b" : "+r"(n) : : "cc");
+#elif defined(__arm__) && defined(__thumb__) /* Armv6-M (gcc's divided syntax): the same two instructions */
+    __asm__ volatile("1: sub %0, #1\n\tbne 1b" : "+l"(n) : : "cc");
 #else
     for (volatile uint32_t i = 0; i < n; i++) {
     }
@@ -85,7 +87,11 @@ int echo_run(void)
         }
     }
     if (echo_special("fault")) {
+#if defined(__ARM_ARCH_6M__) /* no divide instruction: an unaligned word load is the fault (HardFault) */
+        divisor = (int)*(volatile const uint32_t *)(echo_arena + 1) + divisor;
+#else
         divisor = 100 / divisor; /* integer division by zero: UsageFault */
+#endif
     }
     while (echo_special("hang!")) {
         echo_burn(1000000u);
