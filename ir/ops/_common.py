@@ -64,6 +64,17 @@ def act_range(view: OpView, key: str = "activation") -> tuple[int, int]:
     return quant.activation_range(view.attrs.get(key, "NONE"), q.s, q.zp, view.out.dtype)
 
 
+def broadcast_problem(shapes: Sequence[tuple[int, ...]], out_rank: int, max_rank: int) -> str | None:
+    """The detail of why `shapes` do not broadcast (numpy rules) within `max_rank` dimensions (the
+    output's rank counts too), or None."""
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        return f"shapes {' and '.join(str(list(s)) for s in shapes)} do not broadcast"
+    rank = max(out_rank, *(len(s) for s in shapes))
+    return None if rank <= max_rank else f"rank {rank}"
+
+
 def act_clamp(call) -> tuple[int, int]:
     """A call's fused activation as an integer clamp in its output's quantized domain."""
     q = call.type.quant

@@ -134,13 +134,7 @@ def all_quantized_per_tensor(v: OpView) -> str | None:
 def broadcastable(v: OpView) -> str | None:
     """The input shapes must be equal or broadcast against each other (numpy rules), with at most 6
     dimensions (TFLM's limit)."""
-    a, b = v.args[0].shape, v.args[1].shape
-    try:
-        np.broadcast_shapes(a, b)
-    except ValueError:
-        return f"shapes {list(a)} and {list(b)} do not broadcast"
-    rank = max(len(a), len(b), v.out.rank)
-    return None if rank <= MAX_RANK else f"rank {rank}"
+    return c.broadcast_problem((v.args[0].shape, v.args[1].shape), v.out.rank, MAX_RANK)
 
 
 def rank_at_most_6(v: OpView) -> str | None:

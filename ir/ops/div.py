@@ -32,8 +32,15 @@ from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, regis
 from . import _common as c
 from . import _fixedpoint as fp
 from . import _portable
-from .add_sub import (all_quantized_per_tensor, broadcastable, infer, int8_or_int32, int32_reference, lower_s32,
-                      parse)
+from .add_sub import (
+    all_quantized_per_tensor,
+    broadcastable,
+    infer,
+    int8_or_int32,
+    int32_reference,
+    lower_s32,
+    parse,
+)
 
 MIN_SHIFT, MAX_SHIFT = -24, 20  # output multiplier exponents keeping TFLM's final shift in [0, 63]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _common as c
 from . import _portable
 
 DTYPES = ("int8", "int16", "int32", "float32")
@@ -47,12 +48,7 @@ def broadcast_rank(v: OpView) -> str | None:
     """The input shapes must be equal, or broadcast against each other over at most 5 dimensions
     (TFLM's broadcast walk)."""
     a, b = v.args[0].shape, v.args[1].shape
-    try:
-        np.broadcast_shapes(a, b)
-    except ValueError:
-        return f"shapes {list(a)} and {list(b)} do not broadcast"
-    rank = max(len(a), len(b))
-    return None if a == b or rank <= MAX_BROADCAST_RANK else f"rank {rank}"
+    return None if a == b else c.broadcast_problem((a, b), 0, MAX_BROADCAST_RANK)
 
 
 # ---- portable kernel -----------------------------------------------------------------------------

@@ -15,8 +15,15 @@ from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, regis
 
 from . import _common as c
 from . import _portable
-from .add_sub import (all_quantized_per_tensor, broadcastable, infer, int8_or_int32, int32_reference, lower_s32,
-                      parse)
+from .add_sub import (
+    all_quantized_per_tensor,
+    broadcastable,
+    infer,
+    int8_or_int32,
+    int32_reference,
+    lower_s32,
+    parse,
+)
 
 
 def multiplier(s1: float, s2: float, s_out: float) -> tuple[int, int]:

@@ -14,6 +14,7 @@ import numpy as np
 from mcuforge.ir import quant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _common as c
 from . import _portable
 from .add_sub import all_quantized_per_tensor
 
@@ -56,13 +57,7 @@ def int8_tensors(v: OpView) -> str | None:
 def broadcast_rank4(v: OpView) -> str | None:
     """The input and alpha shapes must broadcast against each other (numpy rules), with at most 4
     dimensions (TFLM's PRELU walk)."""
-    a, b = v.args[0].shape, v.args[1].shape
-    try:
-        np.broadcast_shapes(a, b)
-    except ValueError:
-        return f"shapes {list(a)} and {list(b)} do not broadcast"
-    rank = max(len(a), len(b), v.out.rank)
-    return None if rank <= MAX_RANK else f"rank {rank}"
+    return c.broadcast_problem((v.args[0].shape, v.args[1].shape), v.out.rank, MAX_RANK)
 
 
 def multipliers_in_range(v: OpView) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _common as c
 from . import _portable
 
 DTYPES = ("int8", "int16", "float32")
@@ -50,13 +51,7 @@ def same_value_dtype(v: OpView) -> str | None:
 def broadcastable3(v: OpView) -> str | None:
     """The three input shapes must broadcast against each other (numpy rules), with at most 6
     dimensions."""
-    shapes = [t.shape for t in v.args]
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        return f"shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast"
-    rank = max(len(s) for s in shapes)
-    return None if rank <= MAX_RANK else f"rank {rank}"
+    return c.broadcast_problem(tuple(t.shape for t in v.args), 0, MAX_RANK)
 
 
 # ---- portable kernel -----------------------------------------------------------------------------
