@@ -109,6 +109,18 @@ def lower_s32(call, activation: bool = True) -> CKernel:
     return CKernel(f"mcu_{call.op}_s32", "mcu_arith_s32", "mcu_arith_s32_params", params)
 
 
+def lower_one_multiplier(call, multiplier) -> CKernel:
+    """mcu_<op>_s8 of a binary op rescaled by one multiplier (MUL, DIV): the broadcast walk, offsets,
+    clamp and (output_multiplier, output_shift) = multiplier(s1, s2, s_out); int32: mcu_<op>_s32."""
+    if call.type.dtype == "int32":
+        return lower_s32(call)
+    (a, b), out = (x.type for x in call.args), call.type
+    m, shift = multiplier(a.quant.s, b.quant.s, out.quant.s)
+    params = {**_portable.binary_params(call, c.act_clamp(call)), "output_multiplier": m, "output_shift": shift}
+    name = f"mcu_{call.op}_s8"
+    return CKernel(name, name, f"mcu_{call.op}_params", params)
+
+
 # ---- support checks -------------------------------------------------------------------------------
 
 def int8_or_int32(v: OpView) -> str | None:

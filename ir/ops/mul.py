@@ -14,14 +14,13 @@ from mcuforge.ir import quant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
-from . import _portable
 from .add_sub import (
     all_quantized_per_tensor,
     broadcastable,
     infer,
     int8_or_int32,
     int32_reference,
-    lower_s32,
+    lower_one_multiplier,
     parse,
 )
 
@@ -56,13 +55,8 @@ def reference(args, v: OpView):
 
 
 def lower_c(call) -> CKernel:
-    """mcu_mul_s8: the broadcast walk, offsets, clamp and the output multiplier (int32: mcu_mul_s32)."""
-    if call.type.dtype == "int32":
-        return lower_s32(call)
-    (a, b), out = (x.type for x in call.args), call.type
-    m, s = multiplier(a.quant.s, b.quant.s, out.quant.s)
-    params = {**_portable.binary_params(call, c.act_clamp(call)), "output_multiplier": m, "output_shift": s}
-    return CKernel("mcu_mul_s8", "mcu_mul_s8", "mcu_mul_params", params)
+    """mcu_mul_s8 (int32: mcu_mul_s32)."""
+    return lower_one_multiplier(call, multiplier)
 
 
 register(OpDef(
