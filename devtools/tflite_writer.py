@@ -45,6 +45,11 @@ OPTIONS = {
     "QUANTIZE": "QuantizeOptions", "DEQUANTIZE": "DequantizeOptions", "HARD_SWISH": "HardSwishOptions",
     "SHAPE": "ShapeOptions", "PACK": "PackOptions", "UNPACK": "UnpackOptions", "SPLIT": "SplitOptions",
     "SPLIT_V": "SplitVOptions",
+    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "SUM": "ReducerOptions",
+    "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions", "CUMSUM": "CumsumOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions", "GATHER": "GatherOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
+    "SPACE_TO_DEPTH": "SpaceToDepthOptions", "MIRROR_PAD": "MirrorPadOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions",
 }
 
 

@@ -156,3 +156,56 @@ def gather_kernel(call, start: int, counts, steps) -> CKernel:
 def c_suffix(dtype: str) -> str:
     """The C function suffix of an element type: SUFFIX's, and b8 for bool (one byte, 0 or 1)."""
     return "b8" if dtype == "bool" else SUFFIX[dtype]
+
+
+# ---- table-driven gather: per output axis, an offset table -----------------------------------------
+
+GATHER_TABLE_RANK = 6  # MCU_GATHER_TABLE_RANK
+
+
+def axis_table(count: int, step: int) -> np.ndarray:
+    """The offset table of an axis that walks the input evenly."""
+    return np.arange(int(count), dtype=np.int64) * int(step)
+
+
+def gather_table_plan(counts, tables, start: int = 0, rank: int = GATHER_TABLE_RANK) -> tuple[dict[str, Any], np.ndarray]:
+    """Parameters and offset tables of mcu_gather_table: output element (i0, .., i_{r-1}) (row-major)
+    reads input element start + sum(tables[k][i_k]). Size-1 axes fold into `start`; innermost axes
+    that continue the run contiguously become the run; the rest is left-padded with size-1 axes to
+    `rank`. Returns (params without elem_size, the concatenated int32 tables)."""
+    start = int(start)
+    kept: list[np.ndarray] = []
+    for n, t in zip(counts, tables):
+        t = np.asarray(t, dtype=np.int64).reshape(-1)
+        assert t.size == int(n), (n, t.size)
+        if t.size == 1:
+            start += int(t[0])
+        else:
+            kept.append(t)
+    run = 1
+    while kept and np.array_equal(kept[-1] - kept[-1][0], np.arange(kept[-1].size) * run):
+        t = kept.pop()
+        start += int(t[0])
+        run *= t.size
+    if len(kept) > rank:  # unreachable: the registry limits these ops' ranks
+        raise McuforgeError(f"a table gather over {len(kept)} axes (the portable kernel walks at most {rank})")
+    kept = [np.zeros(1, dtype=np.int64)] * (rank - len(kept)) + kept
+    offsets = np.concatenate(kept)
+    assert start >= 0 and offsets.min() >= 0 and start + offsets.max() < 2**31, "table gather offsets"
+    params = {"start": start, "count": [int(t.size) for t in kept], "run": run}
+    return params, offsets.astype(np.int32)
+
+
+def gather_table_kernel(call, counts, tables, start: int = 0) -> CKernel:
+    """mcu_gather_table over per-axis offset tables (constant `offsets`, after the op's input)."""
+    params, offsets = gather_table_plan(counts, tables, start)
+    return CKernel("mcu_gather_table", "mcu_gather_table", "mcu_gather_table_params",
+                   {"elem_size": elem_size(call), **params}, {"offsets": offsets})
+
+
+def walk_kernel(call, start: int, counts, steps) -> CKernel:
+    """An even walk of the input: mcu_gather when its merged axes fit, else the table gather."""
+    merged = gather_plan(start, counts, steps, rank=len(counts) or 1)
+    if sum(1 for n in merged["count"] if n != 1) <= GATHER_RANK:
+        return gather_kernel(call, start, counts, steps)
+    return gather_table_kernel(call, counts, [axis_table(n, s) for n, s in zip(counts, steps)], start)
