@@ -76,7 +76,7 @@ def save(tmp_path: Path, blob: bytes, name: str = "m.tflite") -> Path:
 
 def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def check(tmp_path: Path, cases: Cases, input_sets: list[list[np.ndarray]] | None = None,
