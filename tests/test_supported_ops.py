@@ -18,7 +18,8 @@ GATHER GATHER_ND
 REDUCE_MAX REDUCE_MIN SUM
 ARG_MAX ARG_MIN
 CUMSUM
-BATCH_MATMUL""".split()
+BATCH_MATMUL
+FILL ZEROS_LIKE EXPAND_DIMS""".split()
 
 
 def test_required_ops_are_registered():
