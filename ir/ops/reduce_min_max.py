@@ -74,7 +74,7 @@ def lower_c(call) -> CKernel:
     strides.reverse()
     lead = REDUCE_RANK - len(rs)
     params = {"dims": [1] * lead + [n for n, _ in rs], "out_stride": [0] * lead + strides, "out_size": call.type.size}
-    return CKernel(f"mcu_{call.op}_s8", "mcu_reduce_max_min", "mcu_reduce_params", params)
+    return CKernel(f"mcu_{call.op}_s8", "mcu_reduce_min_max", "mcu_reduce_params", params)
 
 
 for _name, _fold, _doc in (

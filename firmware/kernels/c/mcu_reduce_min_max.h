@@ -2,8 +2,8 @@
  * Portable REDUCE_MAX and REDUCE_MIN (TFLM's ReduceGeneric on int8): the largest / smallest raw
  * value over the reduced axes; input and output share one quantization, nothing is requantized.
  */
-#ifndef MCU_REDUCE_MAX_MIN_H
-#define MCU_REDUCE_MAX_MIN_H
+#ifndef MCU_REDUCE_MIN_MAX_H
+#define MCU_REDUCE_MIN_MAX_H
 
 #include <stdint.h>
 
@@ -22,4 +22,4 @@ typedef struct {
 void mcu_reduce_max_s8(const mcu_reduce_params *p, const int8_t *input, int8_t *output);
 void mcu_reduce_min_s8(const mcu_reduce_params *p, const int8_t *input, int8_t *output);
 
-#endif /* MCU_REDUCE_MAX_MIN_H */
+#endif /* MCU_REDUCE_MIN_MAX_H */

@@ -1,7 +1,7 @@
 /* Portable REDUCE_MAX / REDUCE_MIN: the output starts at TFLM's initial value (-128 / 127); the
    input is walked in order and each element folded into its output element, a whole innermost run
    at a time (one output element when the run is reduced, a row of them when it is kept). */
-#include "mcu_reduce_max_min.h"
+#include "mcu_reduce_min_max.h"
 
 #include <string.h>
 
