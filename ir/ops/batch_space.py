@@ -6,21 +6,17 @@ TFLM (batch_to_space_nd.cc / space_to_batch_nd.cc, reference_ops::BatchToSpaceND
 copies raw elements (quantization is not looked at) of int8 or float32 tensors:
   BATCH_TO_SPACE_ND  out[b, y, x, c] = in[((y + top) % bh * bw + (x + left) % bw) * B + b,
                                           (y + top) / bh, (x + left) / bw, c]        (B output batches)
-  SPACE_TO_BATCH_ND  out[(i * bw + j) * N + n, y, x, c] = in[n, y*bh + i - top, x*bw + j - left, c],
-                     or 0 (raw, whatever the zero point) where that lies in the padding.
+  SPACE_TO_BATCH_ND  out[(i * bw + j) * N + n, y, x, c] = in[n, y*bh + i - top, x*bw + j - left, c]
 The output shape follows from the input, block shape and crops / paddings; the batch (and, for
-SPACE_TO_BATCH_ND, the padded height and width) must divide evenly. BATCH_TO_SPACE_ND is a table
-gather (the crops break the even walk); SPACE_TO_BATCH_ND an even walk, after a PAD with raw 0
-when it pads."""
+SPACE_TO_BATCH_ND, the height and width) must divide evenly. SPACE_TO_BATCH_ND's padding is refused:
+TFLM fills it with SpaceToBatchParams.output_offset, which its kernel never sets (the bytes are
+whatever the arena held: 0 in one run, 112 in the next on the same model). BATCH_TO_SPACE_ND is a
+table gather (the crops break the even walk); SPACE_TO_BATCH_ND an even walk."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
-from mcuforge.ir.expr import Call
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
-from mcuforge.ir.types import TensorType
 
 from . import _portable
 
@@ -77,7 +73,7 @@ def reference_b2s(args, v: OpView):
 def reference_s2b(args, v: OpView):
     x = args[0]
     n, spatial, c, block, pads = geometry(x.shape, v.attrs)
-    padded = np.pad(x, [(0, 0), *pads, (0, 0)], constant_values=np.zeros((), x.dtype))
+    padded = np.pad(x, [(0, 0), *pads, (0, 0)])  # only ever (0, 0): see no_padding
     r = len(spatial)
     split = [n] + [s for d, b in zip(padded.shape[1:-1], block) for s in (d // b, b)] + [c]
     # (n, y0, i0, y1, i1, c) -> (i0, i1, n, y0, y1, c)
@@ -126,13 +122,19 @@ def b2s_divides(v: OpView) -> str | None:
     return None
 
 
+def no_padding(v: OpView) -> str | None:
+    """The paddings must be 0: TFLM fills padding with a value its kernel never initializes."""
+    pads = v.attrs["pads"]
+    return None if all(p == (0, 0) for p in pads) else f"got {[list(p) for p in pads]}"
+
+
 def s2b_divides(v: OpView) -> str | None:
-    """Each padded spatial size must be a positive multiple of its block size."""
+    """Each spatial size must be a multiple of its block size."""
     if rank3_or_4(v) or index_tensors(v):
         return None  # reported by those rules
     _, spatial, _, block, pads = geometry(v.args[0].shape, v.attrs)
     padded = [d + lo + hi for d, (lo, hi) in zip(spatial, pads)]
-    return None if all(p % b == 0 for p, b in zip(padded, block)) else f"padded {padded}, block {block}"
+    return None if all(p % b == 0 for p, b in zip(padded, block)) else f"{padded}, block {block}"
 
 
 # ---- portable kernels ----------------------------------------------------------------------------
@@ -144,30 +146,13 @@ def lower_b2s(call) -> CKernel:
 
 
 def lower_s2b(call) -> CKernel:
-    """mcu_gather over (i0, i1, n, y0, y1, c): in[n, y0*bh + i0, y1*bw + i1, c] (no padding left:
-    see s2b_padding_as_pad)."""
+    """mcu_gather over (i0, i1, n, y0, y1, c): in[n, y0*bh + i0, y1*bw + i1, c]."""
     x = call.args[0].type
     n, spatial, c, block, _ = geometry(x.shape, call.attrs)
     st = _portable.row_major_strides(x.shape)
     counts = [*block, n, *(d // b for d, b in zip(spatial, block)), c]
     steps = [*st[1:-1], st[0], *(b * s for b, s in zip(block, st[1:-1])), 1]
     return _portable.walk_kernel(call, 0, counts, steps)
-
-
-def s2b_padding_as_pad(call, ctx):
-    """SPACE_TO_BATCH_ND with padding -> PAD (raw 0, as TFLM's padding) then SPACE_TO_BATCH_ND
-    without padding: an even walk of the padded tensor."""
-    pads = call.attrs["pads"]
-    if all(p == (0, 0) for p in pads):
-        return None
-    x = call.args[0]
-    padded = (x.type.shape[0], *(d + lo + hi for d, (lo, hi) in zip(x.type.shape[1:-1], pads)), x.type.shape[-1])
-    q = call.type.quant
-    attrs = {"paddings": ((0, 0), *pads, (0, 0)), "paddings_dtype": "int32", "pad_value": 0,
-             "pad_value_dtype": x.type.dtype,
-             "pad_value_quant": (q.scale[0], q.zero_point[0]) if q is not None else (0.0, 0)}
-    pad = Call("pad", (x,), TensorType(padded, x.type.dtype, q), attrs, name=f"{call.name}/pad", sources=call.sources)
-    return replace(call, args=(pad,), attrs={**call.attrs, "pads": tuple((0, 0) for _ in pads)})
 
 
 register(OpDef(
@@ -187,12 +172,11 @@ register(OpDef(
     name="space_to_batch_nd",
     tflm="space_to_batch_nd.cc, reference_ops::SpaceToBatchND",
     kind=OpKind.INJECTIVE,
-    doc="Move spatial blocks of a 3-D or 4-D tensor into the batch, with constant block shape and "
-        "paddings (filled with raw 0).",
+    doc="Move spatial blocks of a 3-D or 4-D tensor into the batch, with a constant block shape (no "
+        "padding: TFLM leaves its fill value uninitialized).",
     infer=infer_s2b,
     reference=reference_s2b,
-    checks=(same_dtype, rank3_or_4, index_tensors, s2b_divides),
+    checks=(same_dtype, rank3_or_4, index_tensors, no_padding, s2b_divides),
     tflite={"SPACE_TO_BATCH_ND": parse},
-    legalize=(s2b_padding_as_pad,),
     portable=Portable(lower_s2b),
 ))
