@@ -1,6 +1,8 @@
-"""CUMSUM: the running int8 sum along one constant axis, exclusive and / or reversed.
+"""CUMSUM: the running sum along one constant axis, exclusive and / or reversed, int8 or float32
+(the TensorFlow converter leaves CUMSUM in float32 between a DEQUANTIZE and a QUANTIZE).
 
-TFLM (cumsum.cc, reference_ops::CumSum with ArithmeticParams) rescales like ADD: left_shift 20,
+float32: TFLM (cumsum.cc, reference_ops::CumSum<float>) adds along the axis in float32, in order
+(from the end when reversed), starting from 0. int8: TFLM (cumsum.cc, reference_ops::CumSum with ArithmeticParams) rescales like ADD: left_shift 20,
 input multiplier QuantizeMultiplierSmallerThanOneExp(s / 2s) (one half), output multiplier
 QuantizeMultiplierSmallerThanOneExp(2s / (2^20 * output scale)). Each element becomes
 scaled = MultiplyByQuantizedMultiplierSmallerThanOneExp((x - input_zp) * 2^20, in_mult, in_shift)
@@ -50,8 +52,23 @@ def scaled(x, zp: int, mult: int, shift: int):
     return quant.multiply_by_quantized_multiplier_smaller_than_one_exp(y, mult, shift)
 
 
+def reference_f32(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """Sequential float32 sums (np.cumsum on float32 adds in order, as TFLM's loop)."""
+    xs = np.moveaxis(x.astype(np.float32), axis, -1)
+    if reverse:
+        xs = xs[..., ::-1]
+    acc = np.cumsum(xs, axis=-1, dtype=np.float32)
+    if exclusive:
+        acc = np.concatenate([np.zeros(acc.shape[:-1] + (1,), np.float32), acc[..., :-1]], axis=-1)
+    if reverse:
+        acc = acc[..., ::-1]
+    return np.ascontiguousarray(np.moveaxis(acc, -1, axis))
+
+
 def reference(args, v: OpView):
     x, axis = args[0], v.attrs["axis"] % args[0].ndim
+    if v.out.dtype == "float32":
+        return reference_f32(x, axis, v.attrs["exclusive"], v.attrs["reverse"])
     in_q, out_q = v.args[0].quant, v.out.quant
     im, ish, om, osh = multipliers(in_q.s, out_q.s)
     xs = np.moveaxis(x, axis, -1)
@@ -69,6 +86,16 @@ def reference(args, v: OpView):
 
 # ---- support checks ------------------------------------------------------------------------------
 
+def io_types(v: OpView) -> str | None:
+    """Input and output must both be int8, quantized per tensor, or both float32."""
+    a, o = v.args[0], v.out
+    if a.dtype != o.dtype or a.dtype not in ("int8", "float32"):
+        return f"input is {a.dtype}, output {o.dtype}"
+    if a.dtype == "int8" and c.quantized_per_tensor_io(v) is not None:
+        return c.quantized_per_tensor_io(v)
+    return None
+
+
 def one_axis(v: OpView) -> str | None:
     """The axis must be one int32 value naming an axis of the input (negative counts from the end),
     whose rank must be 1 to 6."""
@@ -83,34 +110,37 @@ def one_axis(v: OpView) -> str | None:
 def output_scale_range(v: OpView) -> str | None:
     """The output scale must exceed 2^-19 times the input scale (TFLM's output multiplier must be
     below 1)."""
-    if v.args[0].quant is None or v.out.quant is None:
-        return None  # reported by quantized_per_tensor_io
+    if v.out.dtype != "int8" or v.args[0].quant is None or v.out.quant is None:
+        return None  # float32, or reported by io_types
     real = 2 * np.float64(v.args[0].quant.s) / ((1 << LEFT_SHIFT) * np.float64(v.out.quant.s))
     return None if real < 1 else f"input scale {v.args[0].quant.s:.9g}, output {v.out.quant.s:.9g}"
 
 
 def lower_c(call) -> CKernel:
-    """mcu_cumsum_s8 over the input seen as [outer, axis, inner], TFLM's multipliers and start value."""
+    """mcu_cumsum_s8 / mcu_cumsum_f32 over the input seen as [outer, axis, inner]; int8: TFLM's
+    multipliers and start value."""
     x, out = call.args[0].type, call.type
     axis = call.attrs["axis"] % x.rank
-    im, ish, om, osh = multipliers(x.quant.s, out.quant.s)
     params = {"outer": math.prod(x.shape[:axis]), "depth": x.shape[axis], "inner": math.prod(x.shape[axis + 1:]),
-              "exclusive": int(call.attrs["exclusive"]), "reverse": int(call.attrs["reverse"]),
-              "input_offset": -x.quant.zp, "input_multiplier": im, "input_shift": ish,
-              "output_multiplier": om, "output_shift": osh, "output_offset": out.quant.zp,
-              "init": int(scaled(0, x.quant.zp, im, ish))}
-    return CKernel("mcu_cumsum_s8", "mcu_cumsum_s8", "mcu_cumsum_params", params)
+              "exclusive": int(call.attrs["exclusive"]), "reverse": int(call.attrs["reverse"])}
+    if out.dtype == "float32":
+        return CKernel("mcu_cumsum_f32", "mcu_cumsum", "mcu_cumsum_f32_params", params)
+    im, ish, om, osh = multipliers(x.quant.s, out.quant.s)
+    params.update({"input_offset": -x.quant.zp, "input_multiplier": im, "input_shift": ish,
+                   "output_multiplier": om, "output_shift": osh, "output_offset": out.quant.zp,
+                   "init": int(scaled(0, x.quant.zp, im, ish))})
+    return CKernel("mcu_cumsum_s8", "mcu_cumsum", "mcu_cumsum_params", params)
 
 
 register(OpDef(
     name="cumsum",
-    tflm="cumsum.cc, reference_ops::CumSum (int8)",
+    tflm="cumsum.cc, reference_ops::CumSum",
     kind=OpKind.COMPLEX,
-    doc="Running int8 sum along a constant axis, exclusive and / or reversed, requantized (TFLM's "
-        "accumulator starts at the input offset).",
+    doc="Running sum along a constant axis, exclusive and / or reversed: int8 requantized (TFLM's "
+        "accumulator starts at the input offset), or float32.",
     infer=infer,
     reference=reference,
-    checks=(c.int8_activations, c.quantized_per_tensor_io, one_axis, output_scale_range),
+    checks=(io_types, one_axis, output_scale_range),
     tflite={"CUMSUM": parse},
     portable=Portable(lower_c),
 ))

@@ -1,6 +1,7 @@
 """CUMSUM against TFLite Micro: the numpy reference and the portable C on the host, every
 exclusive / reverse combination on seeded random shapes and axes with random quantization, every
-int8 value, long axes whose int32 accumulator wraps; and the support rules."""
+int8 value, long axes whose int32 accumulator wraps, and float32 (as the converter leaves it); and
+the support rules."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ def test_cumsum_equals_tflm(tmp_path):
             x = c.input((2, 300), q=(0.05, 127), data=np.tile([[-128], [127]], (1, 300)))
             c.op("CUMSUM", [x, c.const([1])], (2, 300), q=(1.5, 0), label=f"wraps {exclusive} {reverse}",
                  Exclusive=exclusive, Reverse=reverse)
+            for shape, axis in (((3, 50, 2), 1), ((4, 5), -1), ((7,), 0)):
+                x = c.input(shape, "float32", None)
+                c.op("CUMSUM", [x, c.const([axis])], shape, "float32", None,
+                     label=f"float32 {shape} {axis} {exclusive} {reverse}", Exclusive=exclusive, Reverse=reverse)
     check(tmp_path, c)
 
 

@@ -1,9 +1,10 @@
 /*
- * Portable CUMSUM on int8 (TFLM's CumSum with ArithmeticParams): every element rescaled to a
- * 2^20-shifted accumulator scale, summed along the axis in int32 (wrapping), requantized.
+ * Portable CUMSUM (TFLM's CumSum): int8 with ArithmeticParams (every element rescaled to a
+ * 2^20-shifted accumulator scale, summed along the axis in int32, wrapping, requantized), and float32
+ * (sequential float sums).
  */
-#ifndef MCU_CUMSUM_S8_H
-#define MCU_CUMSUM_S8_H
+#ifndef MCU_CUMSUM_H
+#define MCU_CUMSUM_H
 
 #include <stdint.h>
 
@@ -21,4 +22,14 @@ typedef struct {
 
 void mcu_cumsum_s8(const mcu_cumsum_params *p, const int8_t *input, int8_t *output);
 
-#endif /* MCU_CUMSUM_S8_H */
+/** Parameters of mcu_cumsum_f32: the input (and output) as [outer, depth, inner]. */
+typedef struct {
+    int32_t outer, depth, inner;  /**< >= 1 */
+    int32_t exclusive;            /**< 1: output the sum before the element */
+    int32_t reverse;              /**< 1: sum from the end of the axis */
+} mcu_cumsum_f32_params;
+
+/** float32 running sums from 0.0f, added in order along the axis (from its end when reversed). */
+void mcu_cumsum_f32(const mcu_cumsum_f32_params *p, const float *input, float *output);
+
+#endif /* MCU_CUMSUM_H */

@@ -1,5 +1,6 @@
-/* Portable int8 CUMSUM: TFLM's quantized CumSum, the accumulator starting at TFLM's value. */
-#include "mcu_cumsum_s8.h"
+/* Portable CUMSUM: TFLM's quantized CumSum (the accumulator starting at TFLM's value) and its
+   float32 CumSum. */
+#include "mcu_cumsum.h"
 
 #include "mcuforge_fixedpoint.h"
 
@@ -21,6 +22,27 @@ void mcu_cumsum_s8(const mcu_cumsum_params *p, const int8_t *input, int8_t *outp
                 out = out < -128 ? -128 : out;
                 out = out > 127 ? 127 : out;
                 output[at] = (int8_t)out;
+            }
+        }
+    }
+}
+
+void mcu_cumsum_f32(const mcu_cumsum_f32_params *p, const float *input, float *output)
+{
+    const int32_t depth = p->depth, inner = p->inner;
+    for (int32_t o = 0; o < p->outer; o++) {
+        for (int32_t i = 0; i < inner; i++) {
+            float acc = 0.0f;
+            for (int32_t k = 0; k < depth; k++) {
+                const int32_t d = p->reverse ? depth - 1 - k : k;
+                const int32_t at = (o * depth + d) * inner + i;
+                if (p->exclusive) {
+                    output[at] = acc;
+                    acc += input[at];
+                } else {
+                    acc += input[at];
+                    output[at] = acc;
+                }
             }
         }
     }
