@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from mcuforge.firmware.macros import kernel_size
 from mcuforge.ir import quant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
@@ -110,7 +111,7 @@ def _strides(dims) -> list[int]:
 
 def lower_c(call) -> CKernel:
     """mcu_batch_matmul_s8: batch steps per operand, row / depth / column steps (adj_x, adj_y), the
-    zero-point offsets and the output multiplier."""
+    zero-point offsets and the output multiplier; a scratch column of int16."""
     lt, rt = call.args[0].type, call.args[1].type
     lhs, rhs = lt.shape, rt.shape
     rows, depth, _, cols = matrix_dims(lhs, rhs, call.attrs)
@@ -127,7 +128,8 @@ def lower_c(call) -> CKernel:
         "lhs_offset": -lt.quant.zp, "rhs_offset": -rt.quant.zp, "output_offset": call.type.quant.zp,
         "multiplier": mult, "shift": shift,
     }
-    return CKernel("mcu_batch_matmul_s8", "mcu_batch_matmul_s8", "mcu_batch_matmul_params", params)
+    return CKernel("mcu_batch_matmul_s8", "mcu_batch_matmul_s8", "mcu_batch_matmul_params", params,
+                   scratch=kernel_size("c", "MCU_BATCH_MATMUL_S8_SCRATCH_BYTES", depth))
 
 
 register(OpDef(

@@ -25,6 +25,10 @@ typedef struct {
     int32_t multiplier, shift;                           /**< Q0.31 in [0, 2^31), shift in [-31, 30] */
 } mcu_batch_matmul_params;
 
-void mcu_batch_matmul_s8(const mcu_batch_matmul_params *p, const int8_t *lhs, const int8_t *rhs, int8_t *output);
+/** Scratch of mcu_batch_matmul_s8: one rhs column as int16 (offset added). */
+#define MCU_BATCH_MATMUL_S8_SCRATCH_BYTES(depth) (2 * (depth))
+
+void mcu_batch_matmul_s8(const mcu_batch_matmul_params *p, const int8_t *lhs, const int8_t *rhs, void *scratch,
+                         int8_t *output);
 
 #endif /* MCU_BATCH_MATMUL_S8_H */
