@@ -69,6 +69,14 @@ def reference(args, v: OpView):
     x, axis = args[0], v.attrs["axis"] % args[0].ndim
     if v.out.dtype == "float32":
         return reference_f32(x, axis, v.attrs["exclusive"], v.attrs["reverse"])
+    if v.out.quant is None:  # an int32 cumsum, evaluated when its input is constant
+        xs = np.moveaxis(x.astype(np.int64), axis, -1)
+        xs = xs[..., ::-1] if v.attrs["reverse"] else xs
+        acc = np.cumsum(xs, axis=-1)
+        if v.attrs["exclusive"]:
+            acc = np.concatenate([np.zeros(acc.shape[:-1] + (1,), np.int64), acc[..., :-1]], axis=-1)
+        acc = acc[..., ::-1] if v.attrs["reverse"] else acc
+        return np.ascontiguousarray(np.moveaxis(quant.wrap_int32(acc), -1, axis)).astype(v.out.np_dtype)
     in_q, out_q = v.args[0].quant, v.out.quant
     im, ish, om, osh = multipliers(in_q.s, out_q.s)
     xs = np.moveaxis(x, axis, -1)

@@ -34,7 +34,7 @@ def runs(shape, axes) -> list[tuple[int, bool]]:
 def _reference(fold):
     def reference(args, v: OpView):
         x = args[0]
-        return fold(x, axis=tuple(v.attrs["axis"])).astype(np.int8).reshape(v.out.shape)
+        return fold(x, axis=tuple(v.attrs["axis"])).astype(v.out.np_dtype).reshape(v.out.shape)
     return reference
 
 
