@@ -270,3 +270,21 @@ def fold_pad_into_same(call, ctx):
         return None
     return replace(call, args=(x, *call.args[1:]), attrs={**call.attrs, "padding": "SAME"},
                    sources=pad.sources + call.sources)
+
+
+def same_dtype_rule(dtypes: Sequence[str], first: str = "input"):
+    """A check that the first argument and the output share one element type out of `dtypes`; its
+    docstring (the rule users read) names them."""
+    names = list(dtypes)
+    listed = f"{names[0]} or {names[1]}" if len(names) == 2 else \
+        f"one of {', '.join(names[:-1])} or {names[-1]}" if len(names) > 2 else names[0]
+
+    def same_dtype(v: OpView) -> str | None:
+        a, o = v.args[0].dtype, v.out.dtype
+        if a != o:
+            return f"{first} is {a}, output {o}"
+        return None if a in names else f"got {a}"
+
+    subject = "Input" if first == "input" else f"The {first}"
+    same_dtype.__doc__ = f"{subject} and output must have the same element type, {listed}."
+    return same_dtype

@@ -21,9 +21,9 @@ from mcuforge.ir import quant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
+from .arg_min_max import one_axis
 
 LEFT_SHIFT = 20  # cumsum.cc kCumSumIntegerShift
-MAX_RANK = 6  # TFLM's RuntimeShape
 
 
 def parse(ctx):
@@ -103,16 +103,6 @@ def io_types(v: OpView) -> str | None:
         return c.quantized_per_tensor_io(v)
     return None
 
-
-def one_axis(v: OpView) -> str | None:
-    """The axis must be one int32 value naming an axis of the input (negative counts from the end),
-    whose rank must be 1 to 6."""
-    a, r = v.attrs, v.args[0].rank
-    if a["axis_dtype"] != "int32" or a["axis_count"] != 1:
-        return f"{a['axis_count']} {a['axis_dtype']} values"
-    if not 1 <= r <= MAX_RANK or not -r <= a["axis"] < r:
-        return f"axis {a['axis']} of a rank-{r} input"
-    return None
 
 
 def output_scale_range(v: OpView) -> str | None:

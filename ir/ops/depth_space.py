@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _common as c
 from . import _portable
 
 DTYPES = ("int8", "float32")
@@ -46,12 +47,7 @@ def reference_s2d(args, v: OpView):
 
 # ---- support checks ------------------------------------------------------------------------------
 
-def same_dtype(v: OpView) -> str | None:
-    """Input and output must have the same element type, int8 or float32."""
-    a, o = v.args[0].dtype, v.out.dtype
-    if a != o:
-        return f"input is {a}, output {o}"
-    return None if a in DTYPES else f"got {a}"
+same_dtype = c.same_dtype_rule(DTYPES)
 
 
 def rank4(v: OpView) -> str | None:

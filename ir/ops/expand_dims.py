@@ -12,6 +12,8 @@ from dataclasses import replace
 import numpy as np
 from mcuforge.ir.registry import OpDef, OpKind, OpView, register
 
+from . import _common as c
+
 DTYPES = ("int8", "int16", "float32")
 
 
@@ -35,12 +37,7 @@ def reference(args, v: OpView):
     return args[0].reshape(v.out.shape)
 
 
-def same_dtype(v: OpView) -> str | None:
-    """Input and output must have the same element type, one of int8, int16 or float32."""
-    a, o = v.args[0].dtype, v.out.dtype
-    if a != o:
-        return f"input is {a}, output {o}"
-    return None if a in DTYPES else f"got {a}"
+same_dtype = c.same_dtype_rule(DTYPES)
 
 
 def one_axis(v: OpView) -> str | None:

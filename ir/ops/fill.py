@@ -13,6 +13,8 @@ import numpy as np
 from mcuforge.ir.expr import Constant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _common as c
+
 FILL_DTYPES = ("int8", "int32", "float32")
 ZEROS_DTYPES = ("int8", "int32", "int64", "float32")
 
@@ -68,12 +70,7 @@ def fill_dims(v: OpView) -> str | None:
     return None
 
 
-def zeros_dtype(v: OpView) -> str | None:
-    """Input and output must have the same element type: int8, int32, int64 or float32."""
-    a, o = v.args[0].dtype, v.out.dtype
-    if a != o:
-        return f"input is {a}, output {o}"
-    return None if a in ZEROS_DTYPES else f"got {a}"
+zeros_dtype = c.same_dtype_rule(ZEROS_DTYPES)
 
 
 # ---- portable kernel -----------------------------------------------------------------------------

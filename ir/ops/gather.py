@@ -21,6 +21,8 @@ from mcuforge.ir import quant
 from mcuforge.ir.expr import Constant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
+from . import _common as c
+
 DTYPES = ("int8", "float32")
 MAX_ND = 5  # gather_nd.cc MAX_INDICES_ND
 
@@ -109,12 +111,7 @@ def reference_gather_nd(args, v: OpView):
 
 # ---- support checks ------------------------------------------------------------------------------
 
-def params_dtype(v: OpView) -> str | None:
-    """The params and output must have the same element type, int8 or float32."""
-    a, o = v.args[0].dtype, v.out.dtype
-    if a != o:
-        return f"params are {a}, output {o}"
-    return None if a in DTYPES else f"got {a}"
+params_dtype = c.same_dtype_rule(DTYPES, "params")
 
 
 def int32_indices(v: OpView) -> str | None:

@@ -5,7 +5,6 @@ and the support rules."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from _opmodels import Cases, assert_refused, check, run_c, save
 from mcuforge.frontend import load_tflite
 from mcuforge.ir.evaluate import evaluate
