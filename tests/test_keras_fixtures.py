@@ -3,8 +3,9 @@ committed files, mcuforge's reader takes every one of them, and every one mcufor
 bit-exact with TFLM on the host.
 
 Whether TFLite Micro runs them and what mcuforge refuses of them is recorded in the manifest by
-tools/check_keras_models.py; it changes as operators get implemented, so it is not asserted here
-(the host test takes the models the manifest lists as accepted).
+tools/check_keras_models.py. What mcuforge refuses is asserted (an operator that lands must come
+with `python tools/check_keras_models.py --update`, and a model that stops compiling fails here); the
+host and QEMU tests take the models the manifest lists as accepted.
 """
 
 import hashlib
@@ -13,8 +14,9 @@ import json
 import numpy as np
 import pytest
 from conftest import FIXTURES
-from mcuforge.driver import compile_model
 from mcuforge.frontend.reader import read_tflite
+
+from mcuforge.driver import compile_model
 from mcuforge.verify import random_inputs, verify_host
 
 KERAS = FIXTURES / "keras"
@@ -52,6 +54,19 @@ def test_model_reads_and_matches_manifest(entry):
 
 
 COMPILED = [e for e in MANIFEST if e["tflm"]["runs"] and not e["mcuforge_blockers"]]
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[e["name"] for e in MANIFEST])
+def test_manifest_blockers_are_what_mcuforge_refuses_today(entry):
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from check_keras_models import mcuforge_blockers
+
+    assert mcuforge_blockers(KERAS / entry["file"]) == entry["mcuforge_blockers"], \
+        "run python tools/check_keras_models.py --update"
 
 
 @pytest.mark.parametrize("entry", COMPILED, ids=[e["name"] for e in COMPILED])
