@@ -1,8 +1,10 @@
 """emit(): C sources for a compiled model, from Jinja2 templates.
 
 Output directory (written atomically, never over a user's files: output_dir.py):
-    <prefix>.h            the API: arena size, inputs/outputs with shapes and quantization
-    <prefix>.c            kernel calls in the scheduled order at the planned arena offsets
+    <prefix>.h            the API: arena and state sizes, inputs/outputs with shapes and quantization
+    <prefix>.c            kernel calls in the scheduled order at the planned arena offsets; the states
+                          (LSTM/SVDF variable tensors) in a static array of their own, set to their
+                          initial values before the first run and by <prefix>_reset()
     <prefix>_weights.c/h  constants in flash (const, 16-byte aligned), laid out for their kernels
     mcuforge_model.h      maps the harnesses' generic MCU_MODEL_* API to the prefixed names
     kernels/              the C kernels this model uses, and only those
@@ -41,7 +43,8 @@ C_KEYWORDS = frozenset("""auto break case char const continue default do double 
 inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
 volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert
 _Thread_local bool true false NULL main""".split())
-C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
+           "int64": "int64_t",
            "float32": "float", "bool": "uint8_t"}
 
 
@@ -58,8 +61,9 @@ def check_identifier(name: str, what: str = "prefix") -> str:
 @dataclass(frozen=True)
 class Operand:
     """One argument of a kernel call after `&params`: an activation input in the arena (`input`,
-    cast to `const ctype *`), a constant array in flash (`const`), NULL for an absent optional
-    argument (`null`), the scratch buffer (`scratch`), or the output in the arena (`output`)."""
+    cast to `const ctype *`), a state the kernel updates in place (`state`, cast to `ctype *`), a
+    constant array in flash (`const`), NULL for an absent optional argument (`null`), the scratch
+    buffer (`scratch`), or the output in the arena (`output`)."""
 
     kind: str
     expr: str
@@ -86,9 +90,10 @@ class KernelContext:
 
 
 def operands(kc: KernelCall, ins: tuple[str, ...], out: str, scratch: str,
-             const: Mapping[str, str]) -> tuple[Operand, ...]:
+             const: Mapping[str, str], state_slots: frozenset[int] = frozenset()) -> tuple[Operand, ...]:
     """The generic call's arguments: the op's arguments in op order (padded with NULL up to
-    `op_args`), then the other constants in their order, the scratch buffer if any, the output."""
+    `op_args`), then the other constants in their order, the scratch buffer if any, the output.
+    `state_slots`: the kernel inputs that are states (passed as writable pointers)."""
     result = []
     for i in range(kc.op_args if kc.op_args is not None else len(kc.arg_map)):
         slot = kc.arg_map[i] if i < len(kc.arg_map) else None
@@ -97,7 +102,8 @@ def operands(kc: KernelCall, ins: tuple[str, ...], out: str, scratch: str,
         elif slot is None:
             result.append(Operand("const", const[f"arg{i}"]))
         else:
-            result.append(Operand("input", ins[slot], C_TYPES[kc.inputs[slot].dtype]))
+            kind = "state" if slot in state_slots else "input"
+            result.append(Operand(kind, ins[slot], C_TYPES[kc.inputs[slot].dtype]))
     result += [Operand("const", name) for role, name in const.items() if not role.startswith("arg")]
     if kc.scratch_bytes:
         result.append(Operand("scratch", scratch))
@@ -190,6 +196,19 @@ def _io_info(program, arena, names: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _state_info(program, arena) -> list[dict[str, Any]]:
+    """What the reset code needs of each state: where it lives, its bytes and the byte it is filled
+    with (TFLM's ResetVariableTensors memsets an int8 state with its zero point, others with 0)."""
+    out = []
+    for n, off in arena.states.items():
+        b, fill = program.buffers[n], program.states[n]
+        if fill and b.type.dtype != "int8":
+            raise CodegenError(f"state '{b.label}' ({b.type}) starts at {fill}: not a byte pattern")
+        out.append({"label": b.label.replace("*/", "* /"), "offset": off, "nbytes": b.type.nbytes, "fill": fill,
+                    "dtype": b.type.dtype, "shape": list(b.type.shape)})
+    return out
+
+
 def render(compiled, prefix: str, source: str) -> dict[str, str]:
     """The generated files as {relative path: text} (kernel sources are copied by `emit`)."""
     return render_context(model_context(compiled, prefix, source))
@@ -215,7 +234,9 @@ def model_context(compiled, prefix: str, source: str) -> dict[str, Any]:
             constants.append({"name": cname, "ctype": C_TYPES[str(np.asarray(data).dtype)],
                               "count": int(np.asarray(data).size) or 1, "body": _c_array(data),
                               "comment": f"layer {step} {role}: {kc.info.tflite} {list(np.asarray(data).shape)}"})
-        ins = tuple(f"(arena + {arena.offset(a)})" for a in b.args)
+        ins = tuple(f"({p}_state + {arena.states[a]})" if a in arena.states else f"(arena + {arena.offset(a)})"
+                    for a in b.args)
+        state_slots = frozenset(i for i, a in enumerate(b.args) if a in arena.states)
         out = f"(arena + {arena.offset(b.out)})"
         scratch = f"(arena + {arena.offset(f'scratch{step}')})" if kc.scratch_bytes else "NULL"
         arg = tuple(const_names.get(f"arg{i}", "NULL") if slot is None else ins[slot]
@@ -231,12 +252,14 @@ def model_context(compiled, prefix: str, source: str) -> dict[str, Any]:
                 raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): target '{target.name}' has no "
                                    f"template {kc.template}") from None
             ctx = KernelContext(kc, kc.params, ins, out, scratch, const_names, arg,
-                                operands(kc, ins, out, scratch, const_names) if kc.struct else (), p, step)
+                                operands(kc, ins, out, scratch, const_names, state_slots) if kc.struct else (),
+                                p, step)
             code = tmpl.render(ctx.variables()).rstrip()
             headers.add(_header_for(kc, target))
         layers.append({"comment": comment.replace("*/", "* /"), "code": code, "scratch_check": kc.scratch_check,
                        "scratch_bytes": kc.scratch_bytes, "step": step})
-    return {**common, "arena_bytes": arena.arena_bytes, "inputs": _io_info(prog, arena, prog.inputs),
+    return {**common, "arena_bytes": arena.arena_bytes, "state_bytes": arena.state_bytes,
+            "states": _state_info(prog, arena), "inputs": _io_info(prog, arena, prog.inputs),
             "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
             "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}
 

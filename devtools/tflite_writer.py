@@ -11,6 +11,8 @@ flatbuffer builders of the `tflite` package (no TensorFlow needed).
 
 Tensors carry a shape, an element type, optional quantization (one scale per tensor, or one per
 channel along `axis`) and, for constants, their data (stored little-endian in a buffer of their own).
+`variable=True` marks a variable tensor (`is_variable`: the state an LSTM or SVDF keeps between
+invocations).
 Operator options are given by the field names of the schema's options table (`StrideW` for
 `Conv2DOptionsAddStrideW`); the table is chosen from the operator (`OPTIONS`) unless `options_cls` is
 given. Values are ints, bools, floats, enum names (padding and activation names as strings), or
@@ -50,6 +52,7 @@ OPTIONS = {
     "BATCH_MATMUL": "BatchMatMulOptions", "GATHER": "GatherOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
     "SPACE_TO_DEPTH": "SpaceToDepthOptions", "MIRROR_PAD": "MirrorPadOptions",
     "RESIZE_BILINEAR": "ResizeBilinearOptions",
+    "SVDF": "SVDFOptions", "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
 }
 
 
@@ -67,6 +70,7 @@ class WTensor:
     axis: int = 0
     data: bytes | None = None
     signature: tuple[int, ...] | None = None
+    variable: bool = False
 
 
 @dataclass
@@ -88,7 +92,8 @@ class ModelWriter:
 
     def tensor(self, shape: Sequence[int], dtype: str = "int8", scale: float | Sequence[float] | None = None,
                zero_point: int | Sequence[int] | None = None, axis: int = 0, data: Any = None,
-               name: str | None = None, signature: Sequence[int] | None = None) -> int:
+               name: str | None = None, signature: Sequence[int] | None = None,
+               variable: bool = False) -> int:
         """Add a tensor; return its index. With `data` it is a constant (converted to `dtype`).
         A scalar scale is per tensor; a sequence of scales is per channel along `axis`. A missing
         zero point is 0 (one per scale). `signature` is the shape signature (-1 for a dimension
@@ -113,7 +118,8 @@ class ModelWriter:
                                  f"{int(np.prod(shape))}")
             raw = np.ascontiguousarray(arr).tobytes()
         sig = None if signature is None else tuple(int(d) for d in signature)
-        self.tensors.append(WTensor(shape, dtype, name or f"t{len(self.tensors)}", scales, zps, int(axis), raw, sig))
+        self.tensors.append(WTensor(shape, dtype, name or f"t{len(self.tensors)}", scales, zps, int(axis), raw, sig,
+                                    bool(variable)))
         return len(self.tensors) - 1
 
     def op(self, op: str, inputs: Sequence[int], outputs: Sequence[int], options_cls: str | None = None,
@@ -227,6 +233,8 @@ class ModelWriter:
         T.TensorAddType(b, TENSOR_TYPES[t.dtype])
         T.TensorAddBuffer(b, buffer)
         T.TensorAddName(b, name)
+        if t.variable:
+            T.TensorAddIsVariable(b, True)
         if q is not None:
             T.TensorAddQuantization(b, q)
         return T.TensorEnd(b)

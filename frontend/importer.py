@@ -18,6 +18,12 @@ accepted where that shape resolves it: model inputs may leave only the batch dim
 as its inferred shape must be the file's anyway (TFLM requires the same of RESHAPE, and the
 converter writes placeholders such as [1, 1] for [-1, -1] that the inputs then contradict). A
 tensor whose shape itself holds a -1 cannot be allocated, by TFLM either.
+
+Variable tensors (TFLite's `is_variable`: an LSTM's hidden and cell state, an SVDF's memory) become
+`State` nodes, neither constants nor model inputs, starting as TFLM's ResetVariableTensors leaves
+them (every element the zero point for int8, 0 otherwise). Each must be read by exactly one
+operator, at an argument its op declares a state (`OpDef.state_args`); that operator updates it in
+place (ir/expr.py).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mcuforge.ir.expr import Call, Constant, Function, Module, OpSource, Tuple, Var
+from mcuforge.ir.expr import Call, Constant, Function, Module, OpSource, State, Tuple, Var
 from mcuforge.ir.fold import fold
 from mcuforge.ir.registry import OpDef, OpView, op_for_tflite
 from mcuforge.ir.types import DTYPES, QuantParams, TensorType
@@ -168,10 +174,14 @@ class _Importer:
         self.params: list[Var] = []
         self.problems: list[tuple[int, str, str]] = []
         self.placeholders: dict[int, str] = {}  # tensor -> "#i OP" whose failure it stands in for
+        self.state_readers: dict[int, int] = {}  # id(State) -> the operator reading it
         for idx in graph.inputs:
             t = graph.tensors[idx]
             if t.is_const:
                 raise ModelError(f"model input tensor {idx} '{t.name}' is a constant")
+            if t.is_variable:
+                raise ModelError(f"model input tensor {idx} '{t.name}' is a variable tensor (state kept "
+                                 "between runs); a model input is written before every run")
             var = Var(t.name, tensor_type(t), idx)
             self.env[idx] = var
             self.params.append(var)
@@ -182,10 +192,13 @@ class _Importer:
         if tidx in self.env:
             return self.env[tidx]
         t = self.graph.tensors[tidx]
-        if t.data is not None:
+        if t.data is not None and not t.is_variable:
             c = Constant(t.name, tensor_type(t), t.data, tidx)
             self.env[tidx] = c
             return c
+        if t.is_variable:
+            self.env[tidx] = _state(self.graph, t)
+            return self.env[tidx]
         raise ModelError(
             f"operator #{op_index} {op_name} reads tensor {tidx} '{t.name}' before any operator writes it "
             "(graph out of order or cyclic)"
@@ -219,6 +232,9 @@ class _Importer:
         try:
             args, attrs = opdef.tflite[op.name](_Ctx(self, op, inputs, out_type, j))
             _check_options(op, attrs)
+            misuse = _state_misuse(opdef, args, self.state_readers, op.index)
+            if misuse:
+                raise OperatorProblem(op.index, op.name, misuse)
             call = Call(opdef.name, tuple(args), out_type, attrs, name=out_t.name, tensor=out_t.index,
                         sources=(OpSource(op.index, op.name),))
             folded = _fold(opdef, call)
@@ -301,3 +317,35 @@ def _check_outputs(graph: TflGraph) -> None:
             raise ModelError(f"{what} is also a model input; every output must be computed by an operator")
         if idx not in written:
             raise ModelError(f"{what} is not written by any operator")
+
+
+def _state(graph: TflGraph, t: TflTensor) -> State:
+    """A variable tensor as a State, checked: not written by an operator, not a model input or
+    output, no contents in the file, an int8 one quantized (its zero point is its initial value)."""
+    what = f"variable tensor {t.index} '{t.name}'"
+    if t.index in graph.outputs:
+        raise ModelError(f"{what} is a model output; a variable tensor is state kept between runs")
+    if any(t.index in op.outputs for op in graph.operators):
+        raise ModelError(f"{what} is written by an operator; only the operator that reads it may update it")
+    if t.data is not None:
+        raise ModelError(f"{what} has contents in the file; TFLite Micro starts every variable tensor at "
+                         "its zero point, so mcuforge does not support initial values")
+    typ = tensor_type(t)
+    if typ.dtype == "int8" and typ.quant is None:
+        raise ModelError(f"{what} is int8 but not quantized (its zero point is its initial value)")
+    return State(t.name, typ, typ.quant.zp if typ.dtype == "int8" and typ.quant else 0, t.index)
+
+
+def _state_misuse(opdef, args: list[Any], readers: dict[int, int], op_index: int) -> str | None:
+    """Why the operator's use of variable tensors is unsupported, or None: a state must sit at an
+    argument the op updates in place (OpDef.state_args), and be read by no other operator."""
+    for i, a in enumerate(args):
+        if not isinstance(a, State):
+            continue
+        if i not in opdef.state_args:
+            return (f"reads variable tensor '{a.name}' as an ordinary input; mcuforge supports variable tensors "
+                    "only as the state an LSTM or SVDF updates")
+        if readers.setdefault(id(a), op_index) != op_index:
+            return f"variable tensor '{a.name}' is already the state of operator #{readers[id(a)]}"
+    return None
+

@@ -60,6 +60,7 @@ class TflTensor:
     data: np.ndarray | None  # constant contents, None for activations
     dynamic: bool = False  # the shape itself has an unknown (-1) dimension: nothing can allocate it
     signature: tuple[int, ...] = ()  # shape_signature (-1 for a dimension unknown at conversion), or the shape
+    is_variable: bool = False  # a variable tensor: state kept between invocations (LSTM, SVDF)
 
     @property
     def nbytes(self) -> int:
@@ -234,7 +235,7 @@ def _read_tensor(blob: bytes, t: Any, index: int, buffers: list[Any], source: st
             )
         data = np.frombuffer(raw, dtype=np.dtype(np_dtype).newbyteorder("<")).astype(np_dtype).reshape(shape)
         data.setflags(write=False)
-    return TflTensor(index, name, shape, dtype, quant, data, dynamic, sig)
+    return TflTensor(index, name, shape, dtype, quant, data, dynamic, sig, bool(t.IsVariable()))
 
 
 def _buffer_bytes(blob: bytes, buf: Any, b: int, source: str) -> bytes | None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from mcuforge.errors import InputError
 
-from .expr import Call, Constant, Function, Module, Tuple, Var, post_order
+from .expr import Call, Constant, Function, Module, State, Tuple, Var, post_order
 from .registry import OpView, get_op
 
 
@@ -27,11 +27,22 @@ def check_inputs(fn: Function, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     return out
 
 
+def initial_states(module: Module) -> dict[int, np.ndarray]:
+    """Every state of `main` at its initial value, by id(State): what a model starts from and what
+    its reset restores. Pass the same dict to `evaluate` run after run to carry the states."""
+    return {id(s): s.initial() for s in module.main.states()}
+
+
 def evaluate(module: Module, inputs: Sequence[np.ndarray], keep: dict[int, np.ndarray] | None = None,
-             fn_name: str = "main") -> list[np.ndarray]:
+             fn_name: str = "main", states: dict[int, np.ndarray] | None = None) -> list[np.ndarray]:
     """Run `fn_name` on `inputs`; return its outputs. With `keep`, every computed value is stored
-    there under id(node) (intermediates, for verify --intermediates and debugging)."""
+    there under id(node) (intermediates, for verify --intermediates and debugging).
+
+    `states` (from `initial_states`) holds the value of every State by id; the ops that take a state
+    update its array in place. Without it, each call starts from the initial states."""
     fn = module.functions[fn_name]
+    if states is None:
+        states = {id(s): s.initial() for s in fn.states()}
     values: dict[int, np.ndarray] = {}
     for p, x in zip(fn.params, check_inputs(fn, inputs)):
         values[id(p)] = x
@@ -40,6 +51,8 @@ def evaluate(module: Module, inputs: Sequence[np.ndarray], keep: dict[int, np.nd
             continue
         if isinstance(node, Constant):
             values[id(node)] = node.data
+        elif isinstance(node, State):
+            values[id(node)] = states[id(node)]
         elif isinstance(node, Var):
             raise InputError(f"free variable '{node.name}' in {fn_name}")
         elif isinstance(node, Call):

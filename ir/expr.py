@@ -1,9 +1,19 @@
 """Immutable expressions, functions and modules.
 
 A function body is a DAG of expressions: `Var` (a parameter), `Constant` (weights, in flash),
-`Call` (an operator from the registry, or a call to a module-level function) and `Tuple` (several
-results). Nodes hold their inputs; consumers are computed when needed (`users`). Nodes compare by
-identity, so a DAG can share a node between several users.
+`State` (a variable tensor kept between runs), `Call` (an operator from the registry, or a call to
+a module-level function) and `Tuple` (several results). Nodes hold their inputs; consumers are
+computed when needed (`users`). Nodes compare by identity, so a DAG can share a node between
+several users.
+
+State and the single-output IR: a `State` is storage that outlives one run of the model (an LSTM's
+hidden and cell state, an SVDF's activation memory: TFLite's variable tensors). It is neither a
+constant nor a model input. Exactly one call reads it, at one of the argument positions its op
+declares in `OpDef.state_args`, and that call also writes the new value over it, in place, as a
+side effect: the call's value is still its one output. No other node sees the state within a run,
+so the order of evaluation is unaffected and the A-normal form needs no extra binding; the next run
+reads what this one wrote. The numpy evaluator passes the state's array to the op's reference,
+which updates it in place, exactly as the C kernel writes the state's bytes.
 """
 
 from __future__ import annotations
@@ -57,6 +67,22 @@ class Constant:
 
 
 @dataclass(frozen=True, eq=False)
+class State:
+    """A variable tensor: persistent storage read and updated in place by the one call that takes
+    it (see the module docstring). Every element starts, and starts again on reset, equal to `fill`
+    (TFLM: the zero point of an int8 state, 0 otherwise). `tensor` is its TFLite tensor index."""
+
+    name: str
+    type: TensorType
+    fill: int = 0
+    tensor: int | None = None
+
+    def initial(self) -> np.ndarray:
+        """A fresh array holding the state's initial value."""
+        return np.full(self.type.shape, self.fill, dtype=self.type.np_dtype)
+
+
+@dataclass(frozen=True, eq=False)
 class Call:
     """Apply operator `op` (a registry name, or "@fn" for a module-level function) to `args`.
 
@@ -93,7 +119,7 @@ class Tuple:
         object.__setattr__(self, "fields", tuple(self.fields))
 
 
-Expr = Var | Constant | Call | Tuple
+Expr = Var | Constant | State | Call | Tuple
 
 
 def inputs_of(node: Expr) -> tuple[Expr, ...]:
@@ -155,6 +181,10 @@ class Function:
 
     def calls(self) -> Iterator[Call]:
         return (n for n in self.nodes() if isinstance(n, Call))
+
+    def states(self) -> list[State]:
+        """The function's states, in evaluation order."""
+        return [n for n in self.nodes() if isinstance(n, State)]
 
 
 @dataclass(frozen=True, eq=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .expr import Call, Constant, Function, Module, Tuple, Var, post_order
+from .expr import Call, Constant, Function, Module, State, Tuple, Var, post_order
 
 
 def _attr(v) -> str:
@@ -24,6 +24,8 @@ def print_function(name: str, fn: Function) -> str:
     for node in post_order(fn.body):
         if isinstance(node, Constant):
             names[id(node)] = f"${node.name}"
+        elif isinstance(node, State):
+            names[id(node)] = f"&{node.name}"
         elif isinstance(node, Call):
             ref = f"%{counter}"
             counter += 1
@@ -42,6 +44,9 @@ def print_function(name: str, fn: Function) -> str:
     consts = [n for n in post_order(fn.body) if isinstance(n, Constant)]
     if consts:
         lines.append("  // constants: " + ", ".join(f"${c.name}: {c.type}" for c in consts))
+    states = fn.states()
+    if states:
+        lines.append("  // states (updated in place): " + ", ".join(f"&{s.name}: {s.type} = {s.fill}" for s in states))
     lines.append("}")
     return "\n".join(lines)
 

@@ -9,7 +9,8 @@ of op names: whether it is a view of its input (`view`), whether its TFLite oper
 outputs (`multi_output`: each output is parsed into a call of its own), whether it carries a fused
 activation that clamps like TFLite's (`fuses_activation`), which fused activation a standalone op
 equals (`folds_as`), its multiply-accumulate count (`macs`), and its portable C kernel (`portable`:
-how the `c` target lowers it). Op modules live in `mcuforge.ir.ops` and call `register()` at import time.
+how the `c` target lowers it) and which of its arguments are states it updates in place
+(`state_args`). Op modules live in `mcuforge.ir.ops` and call `register()` at import time.
 """
 
 from __future__ import annotations
@@ -125,6 +126,9 @@ class OpDef:
     # The TFLite operator has several outputs: the importer parses it once per output
     # (ctx.output_index, ctx.out) and each output becomes a call of its own (the IR is single-output).
     multi_output: bool = False
+    # Argument positions that are states (TFLite variable tensors, ir.expr.State): the op reads them
+    # and its reference (and kernel) writes their new value in place (LSTM, SVDF).
+    state_args: tuple[int, ...] = ()
 
     def check(self, view: OpView) -> list[str]:
         """Every support problem of this call as user-facing sentences (empty when supported)."""

@@ -1,11 +1,14 @@
 """The IR verifier: run after every stage. Checks every op is known, every variable is bound,
-call types agree with type inference and with callee signatures."""
+call types agree with type inference and with callee signatures, and every state is read (and
+updated in place) by exactly one call, at a position its op declares a state (ir.expr.State)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from mcuforge.errors import IRError
 
-from .expr import Call, Constant, Function, Module, Tuple, Var, post_order
+from .expr import Call, Constant, Function, Module, State, Tuple, Var, inputs_of, post_order
 from .registry import find_op
 
 
@@ -30,8 +33,35 @@ def _verify_function(module: Module, fname: str, fn: Function) -> None:
                               f"typed {node.type}")
         elif isinstance(node, Call):
             _verify_call(module, fname, node)
+        elif isinstance(node, State):
+            _verify_state(fname, node)
         elif not isinstance(node, Tuple):
             raise IRError(f"@{fname}: unknown node {type(node).__name__}")
+    _verify_state_uses(fname, fn)
+
+
+def _verify_state(fname: str, state: State) -> None:
+    info = np.iinfo(state.type.np_dtype) if state.type.np_dtype.kind in "iu" else None
+    if info is None or not info.min <= state.fill <= info.max:
+        raise IRError(f"@{fname}: state {state.name} of type {state.type} cannot start at {state.fill}")
+
+
+def _verify_state_uses(fname: str, fn: Function) -> None:
+    """A state has exactly one reader, a call (its in-place update), at a state position of a registry
+    op (a call of a lifted function takes it as a plain argument); it is never a function output."""
+    uses: dict[int, list[tuple[Call | Tuple, int]]] = {}
+    for node in post_order(fn.body):
+        for i, a in enumerate(inputs_of(node)):
+            if isinstance(a, State):
+                uses.setdefault(id(a), []).append((node, i))
+    for state in fn.states():
+        where = uses.get(id(state), [])
+        if len(where) != 1 or not isinstance(where[0][0], Call) or state in fn.outputs:
+            raise IRError(f"@{fname}: state {state.name} must be read by exactly one call and not be an output")
+        call, i = where[0]
+        opdef = find_op(call.op) if call.callee is None else None
+        if opdef is not None and i not in opdef.state_args:
+            raise IRError(f"@{fname}: state {state.name} is argument {i} of {call.op}, which is not a state")
 
 
 def _verify_call(module: Module, fname: str, call: Call) -> None:

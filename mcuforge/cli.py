@@ -23,15 +23,17 @@ def progress(msg: str) -> None:
 
 
 def check_fits(compiled, board) -> None:
-    """Refuse at compile time a model that cannot fit the board: arena + stack reservation in RAM,
-    constants in flash, naming each that does not fit (the build then checks the exact figures
-    from the ELF, with the static stack bound)."""
+    """Refuse at compile time a model that cannot fit the board: arena + state + stack reservation
+    in RAM, constants in flash, naming each that does not fit (the build then checks the exact
+    figures from the ELF, with the static stack bound)."""
     consts = sum(int(np.asarray(a).nbytes) for b in compiled.program.bindings for a in b.kernel.constants.values())
-    ram_need = compiled.arena.arena_bytes + board.stack_size
+    state = compiled.arena.state_bytes
+    ram_need = compiled.arena.arena_bytes + state + board.stack_size
     problems = []
     if ram_need > board.ram.size:
-        problems.append(f"it needs {compiled.arena.arena_bytes:,} B of arena + {board.stack_size:,} B of stack = "
-                        f"{ram_need:,} B of RAM; {board.name} has {board.ram.size:,} B")
+        kept = f" + {state:,} B of state" if state else ""
+        problems.append(f"it needs {compiled.arena.arena_bytes:,} B of arena{kept} + {board.stack_size:,} B of stack "
+                        f"= {ram_need:,} B of RAM; {board.name} has {board.ram.size:,} B")
     if consts > board.flash.size:
         problems.append(f"its constants take {consts:,} B of flash; {board.name} has {board.flash.size:,} B")
     if problems:
@@ -139,27 +141,34 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     module, blob = read_model(args.model)
     given = [load_inputs(args.input, module.main.params)] if args.input else None  # before the slow part
     compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(","))))
+    # a model with state (LSTM, SVDF) runs --sequences sequences of -n steps, the state carried
+    steps = args.n if compiled.program.states and not given else 1
     if given:
         input_sets = given
     else:
         rng = np.random.default_rng(args.seed)
-        input_sets = [random_inputs(module, rng) for _ in range(args.n)]
+        count = args.n * (args.sequences if compiled.program.states else 1)
+        input_sets = [random_inputs(module, rng) for _ in range(count)]
     if args.on == "reference":
-        results = verify_program(compiled, input_sets, intermediates=args.intermediates)
+        results = verify_program(compiled, input_sets, intermediates=args.intermediates, steps=steps)
         what = "outputs and intermediates" if args.intermediates else "outputs"
     elif args.on == "host":
-        results = verify_host(compiled, input_sets)
+        results = verify_host(compiled, input_sets, steps=steps)
         what = "outputs"
     else:
         from mcuforge.verify import verify_board
 
-        results = verify_board(compiled, input_sets, args.on, port=args.port, progress=progress, guard=args.guard)
+        results = verify_board(compiled, input_sets, args.on, port=args.port, progress=progress, guard=args.guard,
+                               steps=steps)
         what = "outputs"
+    if compiled.program.states:
+        what += f"; {len(input_sets) // steps} sequence(s) of {steps} step(s), state carried"
     failed = 0
     for r in results:
         if not r.ok:
             failed += 1
-            print(f"input {r.index}: MISMATCH — {r.mismatches[0]}")
+            where = f" (sequence {r.index // steps}, step {r.index % steps})" if steps > 1 else ""
+            print(f"input {r.index}{where}: MISMATCH — {r.mismatches[0]}")
             if len(r.mismatches) > 1:
                 print(f"  ({len(r.mismatches) - 1} more mismatching tensor(s))")
             if r.first_layer:
@@ -461,7 +470,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "the firmware and runs it there (QEMU or --port)")
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
-    s.add_argument("-n", type=int, default=10, help="number of seeded random inputs (default 10)")
+    s.add_argument("-n", type=int, default=10,
+                   help="number of seeded random inputs (default 10); for a model with state (LSTM, SVDF) the "
+                        "steps of each sequence, the state carried from step to step")
+    s.add_argument("--sequences", type=int, default=2,
+                   help="for a model with state: how many sequences of -n steps, each from the initial state "
+                        "(default 2)")
     s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     s.add_argument("--input", action="append", metavar="FILE",
                    help="use this .npy (one per model input, in order) or .npz instead of random inputs; "
@@ -492,6 +506,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(_attach_opt_values(sys.argv[1:] if argv is None else argv))
     if getattr(args, "n", 1) < 1:
         parser.error("-n must be at least 1")
+    if getattr(args, "sequences", 1) < 1:
+        parser.error("--sequences must be at least 1")
     try:
         if getattr(args, "opt", None) is not None:
             args.opt = opt_flag(args.opt)

@@ -251,28 +251,37 @@ class DeviceRun:
 
 
 def run_sets(link: Link, input_sets: Sequence[Sequence[np.ndarray]], output_types, set_retries: int = 1,
-             timeout: float | None = None) -> DeviceRun:
+             timeout: float | None = None, steps: int = 0) -> DeviceRun:
     """Run every input set (write inputs, RUN with the profiler, read the profile and outputs); each
     RUN may take `timeout` seconds (default: the link's timeout; run_timeout(report) for a model).
 
     A set whose RUN was hit by a line fault (its answer damaged or cut short) or by a board reset
     is run again from its inputs, up to `set_retries` times: RUN consumes its inputs, so the whole
-    set is the unit that can be repeated (the Link itself retries the other requests)."""
+    set is the unit that can be repeated (the Link itself retries the other requests).
+
+    With `steps` > 0 (a model with state: LSTM, SVDF) the sets are sequences of `steps` runs: RESET
+    before each sequence, the state carried from set to set within it. A fault then repeats the
+    whole sequence from its RESET (a set run twice would advance the state twice)."""
     info = link.info()
+    unit = steps if steps > 0 else 1
     outs, counts, stack, layers = [], [], 0, ()
-    for inputs in input_sets:
+    for start in range(0, len(input_sets), unit):
+        sequence = input_sets[start:start + unit]
         for attempt in range(set_retries + 1):
             try:
-                r, set_layers, set_outs = _run_set(link, inputs, output_types, timeout)
+                if steps > 0:
+                    link.reset()
+                done = [_run_set(link, inputs, output_types, timeout) for inputs in sequence]
                 break
             except (BoardReset, LinkCRCError, LinkTimeout, TargetError) as exc:
                 if attempt == set_retries or not _set_fault(exc):
                     raise
                 link.retried += 1
-        counts.append(r.count)
-        stack = max(stack, r.stack_bytes)
-        layers = set_layers
-        outs.append(set_outs)
+        for r, set_layers, set_outs in done:
+            counts.append(r.count)
+            stack = max(stack, r.stack_bytes)
+            layers = set_layers
+            outs.append(set_outs)
     return DeviceRun(outs, counts, stack, tuple(layers), info.unit)
 
 

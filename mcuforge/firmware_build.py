@@ -48,7 +48,7 @@ class FirmwareBuild:
     map_file: Path
     text_bytes: int    # code + constants in flash (arm-none-eabi-size "text")
     data_bytes: int    # initialized data: in flash (load image) and in RAM
-    bss_bytes: int     # zeroed data in RAM (the model's arena is here)
+    bss_bytes: int     # zeroed data in RAM (the model's arena and state are here)
     stack_bytes: int   # the stack reserved at the top of RAM
     static_stack: StaticStack | None = None  # worst case from the call graphs (None: no bound found)
 

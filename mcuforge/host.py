@@ -39,10 +39,13 @@ def build_host(src_dir: Path, exe: Path | None = None, cc: str = "gcc", extra_cf
     return exe
 
 
-def run_host(exe: Path, input_sets: Sequence[Sequence[np.ndarray]], output_types, timeout: float = 300) -> list[list[np.ndarray]]:
-    """Run every input set through the host executable; outputs typed and shaped as `output_types`."""
+def run_host(exe: Path, input_sets: Sequence[Sequence[np.ndarray]], output_types, timeout: float = 300,
+             steps: int = 0) -> list[list[np.ndarray]]:
+    """Run every input set through the host executable; outputs typed and shaped as `output_types`.
+    A model with state carries it from set to set; `steps` > 0 resets it after every `steps` sets
+    (sequences of `steps` runs, as `oracle.run_tflm(..., steps=)`)."""
     stdin = b"".join(np.require(x, requirements="C").tobytes() for inputs in input_sets for x in inputs)
-    proc = subprocess.run([str(exe)], input=stdin, capture_output=True, timeout=timeout)
+    proc = subprocess.run([str(exe), str(steps)], input=stdin, capture_output=True, timeout=timeout)
     if proc.returncode != 0:
         raise McuforgeError(f"host model exited with {proc.returncode}: {proc.stderr.decode(errors='replace').strip()}")
     data, pos, results = proc.stdout, 0, []

@@ -2,6 +2,10 @@
 
 TFLM segfaults on a too-small arena or a bad tensor index, so `run_tflm` runs it in a child
 process by default; a crash there becomes one clear error instead of killing the caller.
+
+Stateful models (variable tensors: LSTM, SVDF) run in sequences of `steps` input sets: the
+interpreter is reset (ResetVariableTensors) before the first set of each sequence only, so the state
+one invoke leaves is what the next one reads. `steps=1`, the default, resets before every set.
 Usage of the child: python -m mcuforge.oracle IN.npz OUT.npz (see `_child`).
 """
 
@@ -32,8 +36,10 @@ def arena_size_for(blob: bytes) -> int:
 
 
 def run_tflm_inprocess(blob: bytes, batches: Sequence[Sequence[np.ndarray]], tensors: Sequence[int] = (),
-                       arena_size: int | None = None) -> list[tuple[list[np.ndarray], dict[int, np.ndarray]]]:
-    """Run every input set in `batches`; return (outputs, {tensor index: value}) for each."""
+                       arena_size: int | None = None,
+                       steps: int = 1) -> list[tuple[list[np.ndarray], dict[int, np.ndarray]]]:
+    """Run every input set in `batches`, resetting the interpreter before every `steps`-th one (the
+    start of a sequence); return (outputs, {tensor index: value}) for each."""
     from tflite_micro import runtime
 
     cfg = runtime.InterpreterConfig.kPreserveAllTensors if tensors else runtime.InterpreterConfig.kAllocationRecording
@@ -43,8 +49,9 @@ def run_tflm_inprocess(blob: bytes, batches: Sequence[Sequence[np.ndarray]], ten
 
     n_outputs = len(read_tflite_bytes(bytes(blob)).outputs)
     results = []
-    for inputs in batches:
-        interp.reset()
+    for k, inputs in enumerate(batches):
+        if k % steps == 0:
+            interp.reset()
         for i, x in enumerate(inputs):
             interp.set_input(np.require(x, requirements="C"), i)
         interp.invoke()
@@ -58,12 +65,15 @@ Result = list[tuple[list[np.ndarray], dict[int, np.ndarray]]]
 
 
 def run_tflm(blob: bytes, batches: Sequence[Sequence[np.ndarray]], tensors: Sequence[int] = (),
-             isolate: bool = True, timeout: float = 600.0) -> Result:
-    """Every input set of `batches` through TFLM: (outputs, {tensor index: value}) for each. With
-    `isolate` (the default) in a child process, a crash or refusal there an OracleError."""
+             isolate: bool = True, timeout: float = 600.0, steps: int = 1) -> Result:
+    """Every input set of `batches` through TFLM: (outputs, {tensor index: value}) for each, in
+    sequences of `steps` sets (state carried within a sequence). With `isolate` (the default) in a
+    child process, a crash or refusal there an OracleError."""
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
     if not isolate:
-        return run_tflm_inprocess(blob, batches, tensors)
-    result = _run_children([bytes(blob)], [batches], [tensors], timeout)
+        return run_tflm_inprocess(blob, batches, tensors, steps=steps)
+    result = _run_children([bytes(blob)], [batches], [tensors], timeout, steps)
     if isinstance(result, str):
         raise OracleError(result)
     if isinstance(result[0], str):
@@ -85,12 +95,12 @@ def run_tflm_models(blobs: Sequence[bytes], batches: Sequence[Sequence[Sequence[
     return [r if isinstance(r, str) else [outs for outs, _ in r] for r in result]
 
 
-def _run_children(blobs: list[bytes], batches, tensors, timeout: float) -> list[Result | str] | str:
+def _run_children(blobs: list[bytes], batches, tensors, timeout: float, steps: int = 1) -> list[Result | str] | str:
     """One child process for all `blobs`: per model its results or why TFLM refused it, or (a str)
     why the child itself failed."""
     with tempfile.TemporaryDirectory(prefix="mcuforge-oracle-") as tmp:
         req, resp = Path(tmp) / "req.npz", Path(tmp) / "resp.npz"
-        payload: dict[str, np.ndarray] = {"models": np.asarray(len(blobs))}
+        payload: dict[str, np.ndarray] = {"models": np.asarray(len(blobs)), "steps": np.asarray(steps)}
         for m, (blob, sets, wanted) in enumerate(zip(blobs, batches, tensors)):
             payload[f"model_{m}"] = np.frombuffer(blob, dtype=np.uint8)
             payload[f"tensors_{m}"] = np.asarray(list(wanted), dtype=np.int64)
@@ -129,7 +139,7 @@ def _child(req: str, resp: str) -> None:
         batches = [[data[f"in_{m}_{b}_{i}"] for i in range(ni)] for b in range(nb)]
         try:
             results = run_tflm_inprocess(data[f"model_{m}"].tobytes(), batches,
-                                         [int(t) for t in data[f"tensors_{m}"]])
+                                         [int(t) for t in data[f"tensors_{m}"]], steps=int(data["steps"]))
         except Exception as e:  # TFLM refusing the model, whatever it raises
             out[f"error_{m}"] = np.asarray(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1]}")
             continue

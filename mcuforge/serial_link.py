@@ -17,7 +17,7 @@ answered with an error status, e.g. a wrong-sized input, a fault; `GuardTripped`
 build found a canary overwritten), `ProtocolError` (an answer that makes no sense).
 
 Faults on the line are retried where that is safe (PROTOCOL.md, "Faults on the line"): requests
-that only read or overwrite state (INFO, WRITE_INPUT, READ_OUTPUT, READ_PROFILE) are sent again,
+that only read or overwrite state (INFO, WRITE_INPUT, READ_OUTPUT, READ_PROFILE, RESET) are sent again,
 up to `retries` times, when the request or its answer arrived damaged or the answer stopped half
 way; RUN, PROBE and QUIT are never resent (a run consumes its inputs: `device.run_sets` repeats
 the whole input set instead). After a timeout the next request first waits for the line to stay
@@ -51,8 +51,9 @@ CMD_READ_OUTPUT = 0x04
 CMD_READ_PROFILE = 0x05
 CMD_QUIT = 0x06
 CMD_PROBE = 0x07
+CMD_RESET = 0x08
 COMMAND_NAMES = {CMD_INFO: "INFO", CMD_WRITE_INPUT: "WRITE_INPUT", CMD_RUN: "RUN", CMD_READ_OUTPUT: "READ_OUTPUT",
-                 CMD_READ_PROFILE: "READ_PROFILE", CMD_QUIT: "QUIT", CMD_PROBE: "PROBE"}
+                 CMD_READ_PROFILE: "READ_PROFILE", CMD_QUIT: "QUIT", CMD_PROBE: "PROBE", CMD_RESET: "RESET"}
 RUN_PROFILE = 0x01
 
 STATUS_OK = 0
@@ -72,7 +73,7 @@ INFO_GUARDED = 0x0001  # INFO flags: a guard build
 
 # Requests that only read state or overwrite it with the same bytes: sending one twice does what
 # sending it once does, so a damaged or truncated exchange is simply repeated.
-IDEMPOTENT = frozenset({CMD_INFO, CMD_WRITE_INPUT, CMD_READ_OUTPUT, CMD_READ_PROFILE})
+IDEMPOTENT = frozenset({CMD_INFO, CMD_WRITE_INPUT, CMD_READ_OUTPUT, CMD_READ_PROFILE, CMD_RESET})
 GUARD_CANARIES = ("arena-start", "arena-end", "stack-limit")
 
 
@@ -285,6 +286,10 @@ class Link:
         if len(data) != length:
             raise ProtocolError(f"PROBE answer from {self.name} has {len(data)} bytes, expected {length}")
         return data
+
+    def reset(self) -> None:
+        """Put the model's state (LSTM, SVDF) back to its initial value; nothing for a model without."""
+        self.request(CMD_RESET)
 
     def quit(self, code: int = 0) -> None:
         """Ask the firmware to end (semihosting exit on QEMU, reset on a board)."""

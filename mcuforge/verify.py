@@ -1,4 +1,10 @@
-"""Bit-exact comparison of mcuforge against the TFLite Micro interpreter."""
+"""Bit-exact comparison of mcuforge against the TFLite Micro interpreter.
+
+Models with state (LSTM, SVDF: TFLite variable tensors) are checked on sequences: every function
+here takes `steps`, and the input sets are run in sequences of `steps` sets, the state carried from
+one set to the next within a sequence and reset to its initial value at the start of each, on both
+sides (TFLM is reset only there). `steps=1` (the default) starts every set from the initial state.
+For a model without state, `steps` changes nothing."""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mcuforge.ir.evaluate import evaluate
+from mcuforge.ir.evaluate import evaluate, initial_states
 from mcuforge.ir.expr import Call, Module, Var, users
 from mcuforge.oracle import run_tflm
 
@@ -98,7 +104,7 @@ def random_inputs(module: Module, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def verify_program(compiled, input_sets: Sequence[Sequence[np.ndarray]], intermediates: bool = False,
-                   isolate: bool = True) -> list[CaseResult]:
+                   isolate: bool = True, steps: int = 1) -> list[CaseResult]:
     """Run the lowered, scheduled program (every KernelCall's numpy model, with the constants the
     kernels will read) and TFLM on each input set; compare outputs and, with `intermediates`, every
     buffer that stands for a TFLite tensor, in execution order."""
@@ -107,12 +113,15 @@ def verify_program(compiled, input_sets: Sequence[Sequence[np.ndarray]], interme
     prog = compiled.program
     named = [b.out for b in prog.bindings if prog.buffers[b.out].tensor is not None]
     tensors = [prog.buffers[n].tensor for n in named] if intermediates else []
-    theirs_all = run_tflm(compiled.blob, input_sets, tensors, isolate=isolate)
+    theirs_all = run_tflm(compiled.blob, input_sets, tensors, isolate=isolate, steps=steps)
     by_out = {b.out: b for b in prog.bindings}
     results = []
+    states = prog.initial_states()
     for k, (inputs, (t_outs, t_inter)) in enumerate(zip(input_sets, theirs_all)):
         keep: dict[str, np.ndarray] = {}
-        ours = prog.evaluate(check_inputs(compiled.imported.main, inputs), keep)
+        if k % steps == 0:
+            states = prog.initial_states()
+        ours = prog.evaluate(check_inputs(compiled.imported.main, inputs), keep, states)
         res = CaseResult(k)
         if intermediates:
             for n in named:
@@ -127,17 +136,20 @@ def verify_program(compiled, input_sets: Sequence[Sequence[np.ndarray]], interme
 
 
 def verify_reference(module: Module, blob: bytes, input_sets: Sequence[Sequence[np.ndarray]],
-                     intermediates: bool = False, isolate: bool = True) -> list[CaseResult]:
+                     intermediates: bool = False, isolate: bool = True, steps: int = 1) -> list[CaseResult]:
     """Run the numpy reference and TFLM on each input set; compare outputs (and, with
     `intermediates`, every tensor that has a TFLite index, in execution order)."""
     fn = module.main
     calls = [n for n in fn.nodes() if isinstance(n, Call) and n.tensor is not None]
     tensors = [n.tensor for n in calls] if intermediates else []
-    theirs_all = run_tflm(blob, input_sets, tensors, isolate=isolate)
+    theirs_all = run_tflm(blob, input_sets, tensors, isolate=isolate, steps=steps)
     results = []
+    states = initial_states(module)
     for k, (inputs, (t_outs, t_inter)) in enumerate(zip(input_sets, theirs_all)):
         keep: dict[int, np.ndarray] = {}
-        ours = evaluate(module, inputs, keep)
+        if k % steps == 0:
+            states = initial_states(module)
+        ours = evaluate(module, inputs, keep, states=states)
         res = CaseResult(k)
         if intermediates:
             for n in calls:
@@ -151,7 +163,7 @@ def verify_reference(module: Module, blob: bytes, input_sets: Sequence[Sequence[
 
 
 def verify_host(compiled, input_sets: Sequence[Sequence[np.ndarray]], work_dir=None,
-                isolate: bool = True, dsp: bool = False) -> list[CaseResult]:
+                isolate: bool = True, dsp: bool = False, steps: int = 1) -> list[CaseResult]:
     """Generate C, build it with the host gcc (-Wall -Wextra -Werror), run every input set and
     compare the outputs with TFLM byte for byte. With `dsp`, the cmsis-nn kernels take their DSP
     paths, the instructions emulated in C (mcuforge.host.DSP_EMULATE)."""
@@ -165,8 +177,8 @@ def verify_host(compiled, input_sets: Sequence[Sequence[np.ndarray]], work_dir=N
         out = emit(compiled, Path(work_dir or tmp) / "model", "model")
         exe = build_host(out, extra_cflags=(DSP_EMULATE,) if dsp else ())
         prog = compiled.program
-        ours_all = run_host(exe, input_sets, [prog.buffers[o].type for o in prog.outputs])
-    theirs_all = run_tflm(compiled.blob, input_sets, (), isolate=isolate)
+        ours_all = run_host(exe, input_sets, [prog.buffers[o].type for o in prog.outputs], steps=steps)
+    theirs_all = run_tflm(compiled.blob, input_sets, (), isolate=isolate, steps=steps)
     results = []
     labels = [prog.buffers[n].label for n in prog.outputs]
     for k, (ours, (t_outs, _)) in enumerate(zip(ours_all, theirs_all)):
@@ -175,7 +187,8 @@ def verify_host(compiled, input_sets: Sequence[Sequence[np.ndarray]], work_dir=N
 
 
 def verify_board(compiled, input_sets: Sequence[Sequence[np.ndarray]], board_name: str, port=None,
-                 progress=lambda msg: None, isolate: bool = True, src_dir=None, guard: bool = False) -> list[CaseResult]:
+                 progress=lambda msg: None, isolate: bool = True, src_dir=None, guard: bool = False,
+                 steps: int = 1) -> list[CaseResult]:
     """Generate C (or take `src_dir`), build the firmware for the board, run every input set there
     (QEMU or a board on `port`) and compare the outputs with TFLM byte for byte. On a mismatch, read
     back every layer's output for the first failing input and name the first layer that differs."""
@@ -188,7 +201,8 @@ def verify_board(compiled, input_sets: Sequence[Sequence[np.ndarray]], board_nam
 
     board = load_board(board_name)
     prog = compiled.program
-    theirs_all = run_tflm(compiled.blob, input_sets, (), isolate=isolate)
+    theirs_all = run_tflm(compiled.blob, input_sets, (), isolate=isolate, steps=steps)
+    sequence = steps if prog.states else 0  # RESET before each sequence on the device
     with tempfile.TemporaryDirectory(prefix="mcuforge-board-") as tmp:
         out = Path(src_dir) if src_dir else emit(compiled, Path(tmp) / "model", "model")
         report = read_report(out)
@@ -197,30 +211,42 @@ def verify_board(compiled, input_sets: Sequence[Sequence[np.ndarray]], board_nam
         progress(f"running {len(input_sets)} input(s) on {board.name}")
         with connect(board, fw.elf, port, report=report) as link:
             run = run_sets(link, input_sets, [prog.buffers[o].type for o in prog.outputs],
-                           timeout=run_timeout(report))
+                           timeout=run_timeout(report), steps=sequence)
             labels = [prog.buffers[n].label for n in prog.outputs]
             results = [compare_outputs(CaseResult(k), ours, t_outs, labels)
                        for k, (ours, (t_outs, _)) in enumerate(zip(run.outputs, theirs_all))]
             bad = next((r for r in results if not r.ok), None)
             if bad is not None:
                 progress(f"input {bad.index} differs: reading back every layer's output on {board.name}")
-                bad.first_layer = _first_bad_layer(link, compiled, input_sets[bad.index], isolate,
+                start = bad.index - bad.index % sequence if sequence else bad.index
+                bad.first_layer = _first_bad_layer(link, compiled, input_sets[start:bad.index + 1], isolate,
                                                    run_timeout(report))
     return results
 
 
-def _first_bad_layer(link, compiled, inputs: Sequence[np.ndarray], isolate: bool, timeout: float) -> str:
+def _first_bad_layer(link, compiled, inputs_seq: Sequence[Sequence[np.ndarray]], isolate: bool, timeout: float) -> str:
     """Per-layer readback: each layer's output read from the device right after it ran, against
-    TFLM's tensor, in execution order; the first that differs, described."""
+    TFLM's tensor, in execution order; the first that differs, described. `inputs_seq` is the failing
+    input set, preceded by the sets of its sequence before it (a model with state: the device is
+    reset and they are replayed before each probe, as TFLM runs them before the failing one)."""
     prog, arena = compiled.program, compiled.arena
     steps = [(k, b) for k, b in enumerate(prog.bindings) if prog.buffers[b.out].tensor is not None]
     tensors = [prog.buffers[b.out].tensor for _, b in steps]
-    (_, theirs), = run_tflm(compiled.blob, [inputs], tensors, isolate=isolate)
+    theirs = run_tflm(compiled.blob, inputs_seq, tensors, isolate=isolate, steps=len(inputs_seq))[-1][1]
     input0 = arena.offset(prog.inputs[0])
-    for k, b in steps:
-        buf = prog.buffers[b.out]
+
+    def write(inputs):
         for i, x in enumerate(inputs):
             link.write_input(i, np.require(x, requirements="C").tobytes())
+
+    for k, b in steps:
+        buf = prog.buffers[b.out]
+        if prog.states:
+            link.reset()
+            for before in inputs_seq[:-1]:
+                write(before)
+                link.run(timeout=timeout)
+        write(inputs_seq[-1])
         raw = link.probe(k, arena.offset(b.out), buf.type.nbytes, input0, timeout=timeout)
         ours = np.frombuffer(raw, dtype=buf.type.np_dtype).reshape(buf.type.shape)
         info = b.kernel.info

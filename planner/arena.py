@@ -3,11 +3,16 @@
 Every activation tensor (inputs and outputs included) and every kernel scratch buffer is planned in
 the one arena. Views alias their source; an op whose kernel tolerates it writes over an input that
 dies at that op (InPlace).
+
+States (LSTM/SVDF variable tensors) are not in the arena, whose bytes are reused within a run and
+are garbage between runs: they get a region of their own, live for the whole life of the program,
+laid out one after the other (`plan_states`; nothing can share bytes with a state, so that layout is
+optimal). The generated C keeps it in a static array of `state_bytes` next to the arena.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcuforge.errors import ModelError
 
@@ -24,6 +29,8 @@ class ArenaPlan:
     buffers: tuple[Buffer, ...]
     constraints: tuple[Constraint, ...]
     scratch_bytes: int  # largest scratch buffer
+    states: dict[str, int] = field(default_factory=dict)  # state buffer -> offset in the state region
+    state_bytes: int = 0  # bytes of the state region
 
     @property
     def arena_bytes(self) -> int:
@@ -51,7 +58,8 @@ def buffer_records(program: Program) -> tuple[list[Buffer], list[Constraint]]:
     for step, b in enumerate(program.bindings):
         if b.kernel.view:
             constraints.append(Alias(b.out, b.args[0]))
-        elif b.kernel.in_place and b.args and _dies_at(b.args[0], step, last, program):
+        elif (b.kernel.in_place and b.args and b.args[0] not in program.states
+              and _dies_at(b.args[0], step, last, program)):
             constraints.append(InPlace(b.out, b.args[0]))
         if b.kernel.scratch_bytes:
             buffers.append(Buffer(f"scratch{step}", b.kernel.scratch_bytes, ALIGNMENT, step, step))
@@ -73,11 +81,23 @@ def _dies_at(name: str, step: int, last: dict[str, int], program: Program) -> bo
             and not group & set(program.outputs))
 
 
+def plan_states(program: Program) -> tuple[dict[str, int], int]:
+    """Offsets of the states in their own region, one after the other in program order, each
+    ALIGNMENT-aligned; and the region's size."""
+    offsets, end = {}, 0
+    for name in program.states:
+        end = -(-end // ALIGNMENT) * ALIGNMENT
+        offsets[name] = end
+        end += program.buffers[name].type.nbytes
+    return offsets, end
+
+
 def plan_arena(program: Program, algorithms=None) -> ArenaPlan:
     buffers, constraints = buffer_records(program)
     plan = plan_memory(buffers, constraints, algorithms)
-    if plan.arena_bytes > MAX_ARENA_BYTES:
-        raise ModelError(f"the model needs an arena of {plan.arena_bytes:,} B, more than a Cortex-M can address "
-                         f"({MAX_ARENA_BYTES:,} B at most)")
+    states, state_bytes = plan_states(program)
+    if plan.arena_bytes + state_bytes > MAX_ARENA_BYTES:
+        raise ModelError(f"the model needs an arena of {plan.arena_bytes:,} B and {state_bytes:,} B of state, more "
+                         f"than a Cortex-M can address ({MAX_ARENA_BYTES:,} B at most)")
     scratch = max((b.size for b in buffers if b.name.startswith("scratch")), default=0)
-    return ArenaPlan(plan, tuple(buffers), tuple(constraints), scratch)
+    return ArenaPlan(plan, tuple(buffers), tuple(constraints), scratch, states, state_bytes)

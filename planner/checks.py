@@ -5,7 +5,8 @@ exit code 3) naming what is inconsistent.
     check_kernels   lower     -> one KernelCall per lifted function, typed as the function
     check_program   schedule  -> every binding reads buffers defined before it, outputs defined
     check_arena     plan      -> every buffer and scratch planned, aligned, inside the arena,
-                                 and the plan passes the planner's independent overlap check
+                                 and the plan passes the planner's independent overlap check;
+                                 every state in its own region, aligned, none overlapping
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from mcuforge.ir.expr import Module
 
 from mcuforge.errors import IRError
 
-from .arena import ArenaPlan
+from .arena import ALIGNMENT, ArenaPlan
 from .kernel import KernelCall
 from .memory import PlanError, check_plan
 from .program import Program
@@ -43,7 +44,7 @@ def check_kernels(module: Module, kernels: Mapping[str, KernelCall]) -> Mapping[
 
 
 def check_program(program: Program) -> Program:
-    defined = set(program.inputs)
+    defined = set(program.inputs) | set(program.states)
     for step, b in enumerate(program.bindings):
         missing = [a for a in b.args if a not in defined]
         if missing:
@@ -76,4 +77,15 @@ def check_arena(program: Program, arena: ArenaPlan) -> ArenaPlan:
         check_plan(arena.buffers, arena.constraints, arena.plan)
     except PlanError as e:
         raise IRError(f"the arena plan is invalid: {e}") from None
+    _check_states(program, arena)
     return arena
+
+
+def _check_states(program: Program, arena: ArenaPlan) -> None:
+    if set(arena.states) != set(program.states) or set(arena.states) & set(arena.plan.offsets):
+        raise IRError(f"states planned {sorted(arena.states)}, the program has {sorted(program.states)}")
+    spans = sorted((off, off + program.buffers[n].type.nbytes, n) for n, off in arena.states.items())
+    for (lo, hi, n), nxt in zip(spans, spans[1:] + [(arena.state_bytes, 0, "end")]):
+        if lo % ALIGNMENT or lo < 0 or hi > nxt[0]:
+            raise IRError(f"state {n} at [{lo}, {hi}) is misaligned, overlaps {nxt[2]} or runs past the "
+                          f"state region of {arena.state_bytes} B")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from mcuforge.ir.expr import Call, Constant, Expr, Function, Module, Tuple, Var, inputs_of, post_order
+from mcuforge.ir.expr import Call, Constant, Expr, Function, Module, State, Tuple, Var, inputs_of, post_order
 from mcuforge.ir.fold import fold
 from mcuforge.ir.registry import find_op
 
@@ -90,6 +90,8 @@ def fingerprint(body: Expr) -> str:
             h.update(f"var {node.name} {node.type}".encode())
         elif isinstance(node, Constant):
             h.update(f"const {node.type}".encode() + node.data.tobytes())
+        elif isinstance(node, State):
+            h.update(f"state {node.name} {node.type} {node.fill}".encode())
         elif isinstance(node, Call):
             attrs = sorted((k, repr(v)) for k, v in node.attrs.items())
             h.update(f"call {node.op} {attrs} {node.type} {[index[id(a)] for a in node.args]}".encode())

@@ -4,11 +4,16 @@
 
 The order is chosen by planner.order (smallest peak live memory); liveness for the memory planner
 comes from positions in this list, so the planner sees exactly what the generated C does.
+
+States (ir.expr.State, TFLite variable tensors) are buffers named `state<i>` that no binding
+produces: the binding that takes one reads it and writes its new value in place. They live in their
+own persistent region (planner.arena.plan_states), not in the arena, so they take no part in the
+order's or the arena's liveness.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -43,9 +48,20 @@ class Program:
     bindings: tuple[Binding, ...]
     order: Order  # the chosen order's method and peak
     file_order_peak: int  # peak live bytes in the file's order
+    states: Mapping[str, int] = field(default_factory=dict)  # state buffer -> the value every element starts at
 
-    def evaluate(self, inputs: list[np.ndarray], keep: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
+    def initial_states(self) -> dict[str, np.ndarray]:
+        """Every state at its initial value (what the generated `<prefix>_reset()` restores)."""
+        return {n: np.full(self.buffers[n].type.shape, fill, dtype=self.buffers[n].type.np_dtype)
+                for n, fill in self.states.items()}
+
+    def evaluate(self, inputs: list[np.ndarray], keep: dict[str, np.ndarray] | None = None,
+                 states: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
+        """Run the kernel models in order. `states` (from `initial_states`) carries the states from
+        run to run: the kernels update its arrays in place; without it a run starts from the initial
+        states."""
         values: dict[str, np.ndarray] = dict(zip(self.inputs, inputs))
+        values.update(self.initial_states() if states is None else states)
         for b in self.bindings:
             values[b.out] = b.kernel.run([values[a] for a in b.args])
         if keep is not None:
@@ -61,6 +77,11 @@ def schedule(module: Module, kernels: Mapping[str, KernelCall]) -> Program:
     for i, p in enumerate(fn.params):
         names[id(p)] = f"input{i}"
         buffers[f"input{i}"] = BufferInfo(f"input{i}", p.name, p.type, p.tensor)
+    states: dict[str, int] = {}
+    for i, st in enumerate(fn.states()):
+        names[id(st)] = f"state{i}"
+        buffers[f"state{i}"] = BufferInfo(f"state{i}", st.name, st.type, st.tensor)
+        states[f"state{i}"] = st.fill
     calls = [n for n in post_order(fn.body) if isinstance(n, Call)]
     nodes, bindings = [], {}
     for k, call in enumerate(calls):
@@ -71,7 +92,8 @@ def schedule(module: Module, kernels: Mapping[str, KernelCall]) -> Program:
         kc = kernels[call.callee]
         args = tuple(names[id(a)] for a in call.args)
         bindings[out] = Binding(out, call.callee, kc, args)
-        nodes.append(Node(out, args, call.type.nbytes, alias_of=args[0] if kc.view else None))
+        in_arena = tuple(a for a in args if a not in states)
+        nodes.append(Node(out, in_arena, call.type.nbytes, alias_of=args[0] if kc.view else None))
     outs = fn.body.fields if isinstance(fn.body, Tuple) else (fn.body,)
     for o in outs:
         if not isinstance(o, (Call, Var)):
@@ -86,9 +108,11 @@ def schedule(module: Module, kernels: Mapping[str, KernelCall]) -> Program:
         bindings=tuple(bindings[n] for n in order.names),
         order=order,
         file_order_peak=peak(graph, [nd.name for nd in nodes]),
+        states=states,
     )
 
 
 def evaluate_program(program: Program, inputs: list[np.ndarray], module: Module,
-                     keep: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
-    return program.evaluate(check_inputs(module.main, inputs), keep)
+                     keep: dict[str, np.ndarray] | None = None,
+                     states: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
+    return program.evaluate(check_inputs(module.main, inputs), keep, states)

@@ -1,5 +1,6 @@
 """The memory report of `mcuforge plan`: the schedule with op info, every buffer's offset and
-lifetime, arena bytes, the lower bound and the gap; as text, JSON, and a picture (SVG or PNG)."""
+lifetime, arena bytes, the lower bound and the gap, and the states (LSTM/SVDF variable tensors) in
+their own region; as text, JSON, and a picture (SVG or PNG)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,10 @@ def plan_json(compiled) -> dict[str, Any]:
         "order": {"method": prog.order.method, "peak_bytes": prog.order.peak,
                   "file_order_peak_bytes": prog.file_order_peak},
         "in_place": [{"out": c.out, "input": c.inp} for c in arena.constraints if isinstance(c, InPlace)],
+        "state_bytes": arena.state_bytes,
+        "states": [{"name": n, "tensor": prog.buffers[n].label, "shape": list(prog.buffers[n].type.shape),
+                    "dtype": prog.buffers[n].type.dtype, "offset": off, "size": prog.buffers[n].type.nbytes,
+                    "initial": prog.states[n]} for n, off in arena.states.items()],
         "schedule": schedule,
         "buffers": buffers,
     }
@@ -90,5 +95,10 @@ def plan_text(info: dict[str, Any]) -> str:
         f"gap:          {info['gap_bytes']:,} B",
         f"scratch:      {info['scratch_bytes']:,} B (largest kernel scratch buffer)",
         f"in place:     {len(info['in_place'])} op(s) write over an input that dies there",
+        f"state:        {info['state_bytes']:,} B in {len(info['states'])} state(s) kept between runs, outside "
+        "the arena",
     ]
+    for st in info["states"]:
+        out.append(f"  {st['offset']:>8} +{st['size']:<7} {st['name']:<10} {st['dtype']}{st['shape']} starts at "
+                   f"{st['initial']}  {st['tensor']}")
     return "\n".join(out)

@@ -12,13 +12,15 @@ from mcuforge.verify import random_inputs, verify_program, verify_reference
 
 
 def check_model(path, n: int, seed: int = 0):
+    """n input sets; a model with state (LSTM, SVDF) runs them as one sequence, the state carried."""
     compiled = compile_model(path)
     module = compiled.imported
     rng = np.random.default_rng(seed)
     sets = [random_inputs(module, rng) for _ in range(n)]
+    steps = n if compiled.program.states else 1
     for what, results in (
-        ("imported", verify_reference(module, compiled.blob, sets, intermediates=True, isolate=False)),
-        ("lowered", verify_program(compiled, sets, intermediates=True, isolate=False)),
+        ("imported", verify_reference(module, compiled.blob, sets, intermediates=True, isolate=False, steps=steps)),
+        ("lowered", verify_program(compiled, sets, intermediates=True, isolate=False, steps=steps)),
     ):
         bad = [f"{what} input {r.index}: {m}" for r in results for m in r.mismatches]
         assert not bad, "\n".join(bad[:10])

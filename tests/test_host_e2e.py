@@ -4,7 +4,9 @@ Each model twice: the plain C build, and the cmsis-nn kernels' DSP paths with th
 emulated in C (-DMCU_CMSIS_DSP_EMULATE: the fast requantization records and, on the
 tests/fixtures/regimes/no_proof_* models, the general requantization the DSP build takes without
 them). The fixtures are the TensorFlow-converted models, the accepted regime models
-(tests/fixtures/regimes) and the MLPerf Tiny models."""
+(tests/fixtures/regimes) and the MLPerf Tiny models.
+A model with state (LSTM, SVDF) runs two sequences of three steps: the state carried within a
+sequence, the generated <prefix>_reset() between them."""
 
 import numpy as np
 import pytest
@@ -23,6 +25,8 @@ CASES = ([(f["name"], MODELS / f["file"]) for f in manifest()]
 def test_generated_c_bit_exact_on_host(name, path, dsp):
     compiled = compile_model(path)
     rng = np.random.default_rng(21)
-    results = verify_host(compiled, [random_inputs(compiled.imported, rng) for _ in range(3)], isolate=False, dsp=dsp)
+    steps = 3 if compiled.program.states else 1
+    sets = [random_inputs(compiled.imported, rng) for _ in range(6 if compiled.program.states else 3)]
+    results = verify_host(compiled, sets, isolate=False, dsp=dsp, steps=steps)
     bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
     assert not bad, "\n".join(bad)

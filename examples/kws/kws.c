@@ -80,6 +80,10 @@ int kws_run_io(const int8_t *input0, int8_t *output0)
     return status;
 }
 
+void kws_reset(void)
+{
+}
+
 int kws_run(void)
 {
     uint8_t *const arena = kws_arena;

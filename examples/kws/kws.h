@@ -15,6 +15,9 @@ extern "C" {
 #define KWS_MCUFORGE_VERSION "0.1.0"
 /* Bytes of the one arena every activation and scratch buffer lives in (planned at compile time). */
 #define KWS_ARENA_SIZE 17216
+/* Bytes of the model's state: what it keeps from one run to the next (LSTM/SVDF variable tensors),
+   in a static array of its own outside the arena; 0 for a model without state. */
+#define KWS_STATE_SIZE 0
 #define KWS_NUM_INPUTS 1
 #define KWS_NUM_OUTPUTS 1
 #define KWS_NUM_LAYERS 13
@@ -54,8 +57,15 @@ typedef int8_t kws_input0_t;
 #define KWS_OUTPUT0_ZERO_POINT (-128)
 typedef int8_t kws_output0_t;
 
-/* Run one inference on the current arena. Returns KWS_OK, or KWS_ERR_NO_ARENA. */
+/* Run one inference on the current arena. Returns KWS_OK, or KWS_ERR_NO_ARENA. A model with state
+   (KWS_STATE_SIZE > 0) reads the state the previous run left and updates it: a sequence of runs is
+   one stream. */
 int kws_run(void);
+
+/* Put the state back to its initial value, as at startup (TFLite Micro's ResetVariableTensors: the
+   zero point for int8 states, 0 for others), e.g. before a new, unrelated input stream. Does nothing
+   for a model without state. */
+void kws_reset(void);
 
 /* Where input i / output i live in the arena (write inputs before kws_run, read outputs after;
    the planner reuses the arena: write every input before every run, read outputs before the next). */

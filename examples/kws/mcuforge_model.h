@@ -19,5 +19,7 @@
 #define MCU_MODEL_INPUT_PTR kws_input
 #define MCU_MODEL_OUTPUT_PTR kws_output
 #define MCU_MODEL_SET_PROFILER kws_set_profiler
+#define MCU_MODEL_STATE_SIZE KWS_STATE_SIZE
+#define MCU_MODEL_RESET kws_reset
 
 #endif /* MCUFORGE_MODEL_H */

@@ -501,6 +501,20 @@ static void cmd_read_profile(void)
     mcu_frame_end();
 }
 
+/* RESET puts the model's state (LSTM/SVDF variable tensors) back to its initial value; a model
+   without state (or a harness model without MCU_MODEL_RESET) has nothing to reset. */
+static void cmd_reset(uint32_t length)
+{
+    if (length != 0u) {
+        mcu_send_error(MCU_CMD_RESET, MCU_STATUS_BAD_LENGTH, "RESET takes no payload");
+        return;
+    }
+#ifdef MCU_MODEL_RESET
+    MCU_MODEL_RESET();
+#endif
+    send_ok(MCU_CMD_RESET);
+}
+
 static void cmd_quit(const uint8_t *payload, uint32_t length)
 {
     int code = 0;
@@ -553,6 +567,7 @@ static __attribute__((noinline)) void serve_frame(void)
     case MCU_CMD_READ_PROFILE: cmd_read_profile(); break;
     case MCU_CMD_QUIT: cmd_quit(payload, length); break;
     case MCU_CMD_PROBE: cmd_probe(payload, length); break;
+    case MCU_CMD_RESET: cmd_reset(length); break;
     default: send_error_n(command, MCU_STATUS_UNKNOWN_COMMAND, "unknown command ", command, ""); break;
     }
 }

@@ -22,6 +22,7 @@
 #define MCU_CMD_READ_PROFILE 0x05u
 #define MCU_CMD_QUIT 0x06u
 #define MCU_CMD_PROBE 0x07u /* run, answering with one layer's output bytes (per-layer readback) */
+#define MCU_CMD_RESET 0x08u /* put the model's state (LSTM/SVDF) back to its initial value */
 
 /* RUN flags (optional 1-byte payload). */
 #define MCU_RUN_PROFILE 0x01u

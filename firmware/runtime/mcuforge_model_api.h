@@ -17,6 +17,12 @@
  *   MCU_MODEL_OUTPUT_PTR    name of   const void *f(int index)
  *   MCU_MODEL_SET_PROFILER  name of   void f(void (*hook)(int layer))
  *
+ * Optional:
+ *
+ *   MCU_MODEL_RESET         name of   void f(void): put the model's state back to its initial value
+ *                           (a generated model: <prefix>_reset; absent: the model has no state)
+ *   MCU_MODEL_STATE_SIZE    integer constant: bytes of the model's state (0 without state)
+ *
  * Optional (a guard build needs it, and the model built without its own arena):
  *
  *   MCU_MODEL_SET_ARENA     name of   void f(uint8_t *arena): run on this 16-byte aligned arena of
@@ -25,9 +31,12 @@
  *
  * Semantics the generated code guarantees:
  *
- * - MCU_MODEL_RUN() runs one inference on the model's own static arena (no malloc, no other state)
- *   and returns 0 on success, or a non-zero error code (a kernel argument check failed). It reads
- *   the input buffers and writes the output buffers. It is not reentrant.
+ * - MCU_MODEL_RUN() runs one inference on the model's own static arena (no malloc) and returns 0 on
+ *   success, or a non-zero error code (a kernel argument check failed). It reads the input buffers
+ *   and writes the output buffers. It is not reentrant. A model with state (MCU_MODEL_STATE_SIZE >
+ *   0: LSTM, SVDF) also reads the state the previous run left and updates it, in a static region
+ *   of its own outside the arena; it starts from the initial state, and MCU_MODEL_RESET() returns
+ *   to it.
  * - MCU_MODEL_INPUT_PTR(i) / MCU_MODEL_OUTPUT_PTR(i) return the buffer of input / output i, which
  *   holds exactly MCU_MODEL_INPUT_SIZES[i] / MCU_MODEL_OUTPUT_SIZES[i] bytes, at least 4-byte
  *   aligned; NULL for an index out of range. The pointers do not change between calls.
@@ -76,6 +85,9 @@ int MCU_MODEL_RUN(void);
 void *MCU_MODEL_INPUT_PTR(int index);
 const void *MCU_MODEL_OUTPUT_PTR(int index);
 void MCU_MODEL_SET_PROFILER(mcu_profiler_hook_t hook);
+#ifdef MCU_MODEL_RESET
+void MCU_MODEL_RESET(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -69,7 +69,9 @@ def lower(fn: Function) -> KernelCall:
         return KernelCall("", "", "", params={}, constants={}, scratch_bytes=0, view=True, **common)
     assert opdef.portable is not None, call.op
     k = opdef.portable.lower(call)
-    constants = {f"arg{i}": a.data for i, a in enumerate(call.args) if isinstance(a, Constant)}
+    # the constant arguments the kernel takes (only the first op_args ones reach the call)
+    constants = {f"arg{i}": a.data for i, a in enumerate(call.args)
+                 if isinstance(a, Constant) and (k.op_args is None or i < k.op_args)}
     constants.update(k.constants)
     return KernelCall(k.function, k.source, k.template or GENERIC_TEMPLATE, params=dict(k.params),
                       constants=constants, scratch_bytes=k.scratch.bytes if k.scratch else 0,
