@@ -57,8 +57,9 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
         progress(f"running on {board.name}" + (" (tracing the instruction stream)" if tracer else ""))
         zeros = [np.zeros(p.type.shape, dtype=p.type.np_dtype) for p in compiled.imported.main.params]
         with connect(board, fw.elf, port, report=report, exec_log=tracer.consume if tracer else None) as link:
+            # a model with state starts each run from its initial state (RESET), so the runs compare
             run = run_sets(link, [zeros, zeros], [prog.buffers[o].type for o in prog.outputs],
-                           timeout=run_timeout(report))
+                           timeout=run_timeout(report), steps=1 if prog.states else 0)
         estimate = tracer.estimate() if tracer else None
     code = sections.get(".text", 0) + sections.get(".vectors", 0)
     layers = []
@@ -74,13 +75,13 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
             **({"cycles_estimate": est["cycles"], "cycles_estimate_per_mac": round(est["cycles"] / macs, 3)
                 if macs else None} if est else {}),
         })
-    arena = compiled.arena.arena_bytes
+    arena, state = compiled.arena.arena_bytes, compiled.arena.state_bytes
     return {
         "model": Path(model).name, "board": board.name, "unit": run.unit,
         run.unit: run.counts[-1], "deterministic": run.counts[0] == run.counts[-1],
         "flash": {"code": code, "weights": weights, "other": fw.flash_bytes - code - weights,
                   "total": fw.flash_bytes},
-        "ram": {"arena": arena, "static": fw.ram_bytes - arena, "stack": run.stack_bytes,
+        "ram": {"arena": arena, "state": state, "static": fw.ram_bytes - arena - state, "stack": run.stack_bytes,
                 "total": fw.ram_bytes + run.stack_bytes},
         "compile_seconds": round(compile_seconds, 3),
         "cycles_estimate": estimate,
@@ -94,8 +95,8 @@ def bench_text(r: dict[str, Any]) -> str:
     lines = [f"{r['model']} on {r['board']}: {r[u]:,} {u} per inference"
              + ("" if r["deterministic"] else " (not deterministic across runs!)"),
              f"flash: {f['total']:,} B = code {f['code']:,} + weights {f['weights']:,} + other {f['other']:,}",
-             f"RAM:   {m['total']:,} B = arena {m['arena']:,} + other static {m['static']:,} + stack high-water "
-             f"{m['stack']:,}",
+             f"RAM:   {m['total']:,} B = arena {m['arena']:,}" + (f" + state {m['state']:,}" if m.get("state") else "")
+             + f" + other static {m['static']:,} + stack high-water {m['stack']:,}",
              f"compile: {r['compile_seconds']:.2f} s"]
     est = r.get("cycles_estimate")
     if est:

@@ -39,6 +39,28 @@ def test_model_on_qemu_is_bit_exact(model, board):
     assert not bad, "\n".join(bad)
 
 
+STATEFUL = [("lstm_kws", "mps2-an386"), ("lstm_kws", "mps3-an547"), ("svdf_kws", "mps2-an386"),
+            ("svdf_kws", "mps3-an547"), ("lstm_time_major", "mps2-an385")]
+
+
+@pytest.mark.parametrize("model, board", STATEFUL, ids=[f"{m}-{b}" for m, b in STATEFUL])
+def test_stateful_model_on_qemu_is_bit_exact_on_sequences(model, board):
+    """LSTM and SVDF (the cmsis-nn kernels' DSP and MVE paths, the portable ones on the M3): two
+    sequences of three steps, the firmware's RESET between them, against TFLM reset likewise."""
+    from conftest import FIXTURES
+
+    path = {"lstm_kws": FIXTURES / "keras" / "lstm_kws_i8.tflite",
+            "svdf_kws": FIXTURES / "models" / "svdf_kws_two_layers.tflite",
+            "lstm_time_major": FIXTURES / "models" / "lstm_s8_time_major_batch2.tflite"}[model]
+    compiled = compile_model(path)
+    assert compiled.program.states
+    rng = np.random.default_rng(5)
+    sets = [random_inputs(compiled.imported, rng) for _ in range(6)]
+    results = verify_board(compiled, sets, board, isolate=False, steps=3)
+    bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
+    assert not bad, "\n".join(bad)
+
+
 def test_mismatch_on_board_names_the_first_layer_that_differs(tmp_path):
     """A deliberately corrupted constant in layer 4 of the generated C: verify on QEMU fails and the
     per-layer readback names layer 4, not the output."""

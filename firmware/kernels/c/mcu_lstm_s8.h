@@ -3,106 +3,19 @@
  * int8_t, int16_t, int32_t>): int8 input, output and hidden state, int8 weights, int16 gates
  * (Q3.12 in, Q0.15 out) and cell state. The hidden and cell states are read and updated in place.
  *
- * Per-gate arrays are in TFLite's gate order: input, forget, cell, output. The weights are
- * [4][units][inputs] and [4][units][units]; the biases [4][units] fold in the zero points:
- * input_bias = bias - input_zp * sum(row), recurrent_bias = -hidden_zp * sum(row).
+ * The weights are [4][units][inputs] and [4][units][units] in the gate order input, forget, cell,
+ * output; the biases [4][units] fold in the zero points: input_bias = bias - input_zp * sum(row),
+ * recurrent_bias = -hidden_zp * sum(row). Parameters and the shared arithmetic: mcuforge_lstm.h.
  */
 #ifndef MCU_LSTM_S8_H
 #define MCU_LSTM_S8_H
 
 #include <stdint.h>
 
-#include "mcuforge_fixedpoint.h"
+#include "mcuforge_lstm.h"
 
 /** Scratch: the new hidden state of one step (the gates of every unit read the old one). */
 #define MCU_LSTM_S8_SCRATCH_BYTES(units) (((units) + 3) / 4 * 4)
-
-typedef struct {
-    int32_t batches;                 /**< >= 1 */
-    int32_t steps;                   /**< time steps per run, >= 1 */
-    int32_t inputs;                  /**< input features, >= 1 */
-    int32_t units;                   /**< state dimension, >= 1 */
-    int32_t time_major;              /**< 1: input [steps][batches][inputs], 0: [batches][steps][inputs] */
-    int32_t input_multiplier[4];     /**< input FC -> Q3.12, per gate, Q0.31 */
-    int32_t input_shift[4];          /**< in [-31, 30] */
-    int32_t recurrent_multiplier[4]; /**< recurrent FC -> Q3.12, per gate */
-    int32_t recurrent_shift[4];
-    int32_t forget_multiplier;       /**< forget gate * cell state -> cell state (2^-15) */
-    int32_t forget_shift;
-    int32_t input_gate_multiplier;   /**< input gate * cell gate -> cell state (2^-30 / cell scale) */
-    int32_t input_gate_shift;
-    int32_t hidden_multiplier;       /**< tanh(cell) * output gate -> hidden (2^-30 / hidden scale) */
-    int32_t hidden_shift;
-    int32_t hidden_zero_point;       /**< in [-128, 127] */
-    int32_t cell_clip;               /**< in [0, 32767]; 0: no clipping */
-    int32_t tanh_multiplier;         /**< the cell state into tanh's input: (c * m + round) >> shift */
-    int32_t tanh_shift;              /**< in [0, 31]; tanh_multiplier * 32768 < 2^31 */
-} mcu_lstm_params;
-
-/* ---- TFLM's int16 sigmoid and tanh (reference_integer_ops::Logistic / Tanh for int16: a 256-entry
- * sigmoid table, linear interpolation; ir/ops/_int16_lut.py is their numpy twin) and the cell and
- * hidden updates (lstm_eval.h UpdateLstmCell / UpdateLstmHidden), for every LSTM kernel. ---- */
-
-static inline int32_t mcu_sat16(int32_t v)
-{
-    return v < -32768 ? -32768 : v > 32767 ? 32767 : v;
-}
-
-/** sigmoid of a Q3.12 value as Q0.15 (TFLM's Logistic with input multiplier 0: x * 3). */
-static inline int32_t mcu_sigmoid_s16(int32_t x, const uint16_t *table)
-{
-    const int32_t v = x * 3;
-    const uint32_t a = (uint32_t)(v < 0 ? -v : v);
-    uint32_t r;
-    if ((a >> 9) >= 255u) {
-        r = 0x7FFFu << 10;
-    } else {
-        const uint32_t ua = table[a >> 9], ub = table[(a >> 9) + 1u];
-        r = (ua << 9) + (a & 0x1FFu) * (ub - ua);
-    }
-    r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1u;
-    return (int32_t)(r >> 10);
-}
-
-/** tanh as Q0.15 of x scaled by (x * multiplier + round) >> shift into TFLM's Tanh input. */
-static inline int32_t mcu_tanh_s16(int32_t x, int32_t multiplier, int32_t shift, const uint16_t *table)
-{
-    const int32_t round = shift > 0 ? (int32_t)1 << (shift - 1) : 0;
-    const int32_t v = (x * multiplier + round) >> shift;
-    const uint32_t a = (uint32_t)(v < 0 ? -v : v);
-    int32_t r;
-    if ((a >> 8) >= 255u) {
-        r = (int32_t)(0xFFFFu << 8);
-    } else {
-        const uint32_t ua = table[a >> 8], ub = table[(a >> 8) + 1u];
-        r = (int32_t)((ua << 8) + (a & 0xFFu) * (ub - ua));
-    }
-    r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
-    return r >> 8;
-}
-
-/** The new cell state: sat16(forget * cell + input * cell gate), clipped when cell_clip > 0. */
-static inline int32_t mcu_lstm_cell(const mcu_lstm_params *p, int32_t forget, int32_t cell, int32_t input,
-                                    int32_t cell_gate)
-{
-    const int32_t kept = mcu_sat16(mcu_requantize(forget * cell, p->forget_multiplier, p->forget_shift));
-    const int32_t added = mcu_sat16(mcu_requantize(input * cell_gate, p->input_gate_multiplier,
-                                                   p->input_gate_shift));
-    int32_t c = mcu_sat16(kept + added);
-    if (p->cell_clip > 0) {
-        c = c < -p->cell_clip ? -p->cell_clip : c > p->cell_clip ? p->cell_clip : c;
-    }
-    return c;
-}
-
-/** The new hidden value: zero point + tanh(cell) * output gate, clamped to [lo, hi]. */
-static inline int32_t mcu_lstm_hidden(const mcu_lstm_params *p, int32_t cell, int32_t output_gate,
-                                      const uint16_t *table, int32_t lo, int32_t hi)
-{
-    const int32_t th = mcu_tanh_s16(cell, p->tanh_multiplier, p->tanh_shift, table);
-    const int32_t h = p->hidden_zero_point + mcu_requantize(th * output_gate, p->hidden_multiplier, p->hidden_shift);
-    return h < lo ? lo : h > hi ? hi : h;
-}
 
 void mcu_lstm_s8(const mcu_lstm_params *p, const int8_t *input, int8_t *hidden, int16_t *cell,
                  const int32_t *input_bias, const int32_t *recurrent_bias, const int8_t *input_weights,
