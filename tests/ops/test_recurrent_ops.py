@@ -167,3 +167,22 @@ def test_svdf_without_bias_refused():
     assert len(problems) == 1 and "the bias is absent" in problems[0][2]
     with pytest.raises(OracleError):
         run_tflm(blob, [[np.zeros((1, 8), np.int8)]])
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"])
+def test_cmsis_nn_lstm_kernel_builds_at_every_optimization_level(cpu, tmp_path):
+    """Its DSP product loop is inline assembly needing 13 registers: every -O level and core must build
+    it (-Werror), the assembly where optimizing, the C loop at -O0."""
+    import shutil
+    import subprocess
+
+    from mcuforge.firmware.macros import KERNELS
+
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc not installed")
+    src = KERNELS / "cmsis_nn" / "mcu_cmsis_lstm_s8.c"
+    for opt in ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og"):
+        proc = subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", opt, "-std=c11", "-Wall", "-Wextra",
+                               "-Werror", "-I", str(KERNELS.parent / "include"), "-I", str(KERNELS / "cmsis_nn"),
+                               "-c", str(src), "-o", str(tmp_path / "lstm.o")], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{cpu} {opt}: {proc.stderr[:500]}"

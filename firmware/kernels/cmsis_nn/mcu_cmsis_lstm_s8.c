@@ -47,10 +47,12 @@ static inline int32_t lstm_sat16(int32_t x)
 }
 
 /** acc[0..3] += the rows w, w + k, w + 2k, w + 3k times x (k values, a multiple of 4). Not inlined:
-    its loop needs 13 registers, which only a function of its own can give it. */
+    its loop needs 13 registers, which only a function of its own can give it (and only when
+    optimizing: at -O0 the frame pointer takes one, and the plain C loop runs instead). */
 static __attribute__((noinline)) void lstm_dot4(const int8_t *x, const int8_t *w, int32_t k, int32_t *acc)
 {
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE) && !defined(MCU_CMSIS_DSP_EMULATE)
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE) && !defined(MCU_CMSIS_DSP_EMULATE) && \
+    defined(__OPTIMIZE__)
     /* Four values of x per iteration, split once by SXTB16 / SXTB16 ROR #8 into lanes (0, 2) and
        (1, 3); each row's weight word the same way; two SMLAD per row. Rows 0 and 1 through wa
        ([wa], [wa, k]), rows 2 and 3 through wb = wa + 2k: 13 registers, none spilled. */
