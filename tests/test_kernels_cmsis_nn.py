@@ -638,9 +638,9 @@ def test_every_kernel_has_a_signature_and_a_template():
     assert {SIGNATURES[s][0] for s in SIGNATURES} <= set(struct_fields())
 
 
-# Kernels with state (LSTM): checked on multi-step sequences against TFLM instead, on the host (plain C
-# and emulated DSP, tests/ops/test_recurrent_ops.py) and on QEMU (tests/test_qemu_e2e.py).
-STATEFUL = {"mcu_cmsis_lstm_s8": "qnn_lstm"}
+# Kernels with state (LSTM, SVDF): checked on multi-step sequences against TFLM instead, on the host
+# (plain C and emulated DSP, tests/ops/test_recurrent_ops.py) and on QEMU (tests/test_qemu_e2e.py).
+STATEFUL = {"mcu_cmsis_lstm_s8": "qnn_lstm", "mcu_cmsis_svdf_s8": "qnn_svdf"}
 
 
 def test_case_list_reaches_every_kernel():

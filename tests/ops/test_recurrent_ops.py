@@ -133,6 +133,9 @@ def test_generated_c_matches_tflm_on_sequences(name, targets, monkeypatch):
     module = module_of(blob)
     compiled = compile_module(module, blob, Options(targets=targets))
     assert compiled.program.states and compiled.arena.state_bytes > 0
+    kernels = {b.kernel.function for b in compiled.program.bindings}
+    if targets[0] == "cmsis-nn":  # the optimized kernels take LSTM and SVDF with an int16 state
+        assert kernels & {"mcu_cmsis_lstm_s8", "mcu_cmsis_svdf_s8_s16", "mcu_svdf_s8_s8"}, kernels
     results = verify_host(compiled, sequences(module, 7), isolate=False, steps=STEPS)
     bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
     assert not bad, "\n".join(bad[:5])
@@ -170,9 +173,9 @@ def test_svdf_without_bias_refused():
 
 
 @pytest.mark.parametrize("cpu", ["cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"])
-def test_cmsis_nn_lstm_kernel_builds_at_every_optimization_level(cpu, tmp_path):
-    """Its DSP product loop is inline assembly needing 13 registers: every -O level and core must build
-    it (-Werror), the assembly where optimizing, the C loop at -O0."""
+def test_cmsis_nn_recurrent_kernels_build_at_every_optimization_level(cpu, tmp_path):
+    """Their DSP product loop (mcu_cmsis_rows4.h) is inline assembly needing 13 registers: every -O level
+    and core must build them (-Werror), the assembly where optimizing, the C loop at -O0."""
     import shutil
     import subprocess
 
@@ -180,9 +183,9 @@ def test_cmsis_nn_lstm_kernel_builds_at_every_optimization_level(cpu, tmp_path):
 
     if shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("arm-none-eabi-gcc not installed")
-    src = KERNELS / "cmsis_nn" / "mcu_cmsis_lstm_s8.c"
-    for opt in ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og"):
-        proc = subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", opt, "-std=c11", "-Wall", "-Wextra",
-                               "-Werror", "-I", str(KERNELS.parent / "include"), "-I", str(KERNELS / "cmsis_nn"),
-                               "-c", str(src), "-o", str(tmp_path / "lstm.o")], capture_output=True, text=True)
-        assert proc.returncode == 0, f"{cpu} {opt}: {proc.stderr[:500]}"
+    for src in (KERNELS / "cmsis_nn" / "mcu_cmsis_lstm_s8.c", KERNELS / "cmsis_nn" / "mcu_cmsis_svdf_s8.c"):
+        for opt in ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og"):
+            proc = subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", opt, "-std=c11", "-Wall", "-Wextra",
+                                   "-Werror", "-I", str(KERNELS.parent / "include"), "-I", str(KERNELS / "cmsis_nn"),
+                                   "-c", str(src), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
+            assert proc.returncode == 0, f"{src.name} {cpu} {opt}: {proc.stderr[:500]}"

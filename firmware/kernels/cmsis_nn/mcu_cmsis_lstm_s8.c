@@ -7,100 +7,13 @@
  *      over h: step 2 has read all of it)
  *
  * The matrix-vector products, four rows of one gate per pass (they share the gate's requantization):
- * DSP path: each input word split once by SXTB16 / SXTB16 ROR #8 for the four rows, two SMLAD per
- * four values and row, eight values per loop iteration where the row allows; MVE path:
- * mcu_cmsis_mve_dot4 (sixteen values per VMLADAVA) and the four rows requantized as one vector.
+ * mcu_cmsis_rows4_dot (mcu_cmsis_rows4.h); on Helium the four rows requantized as one vector.
  */
 #include "mcu_cmsis_lstm_s8.h"
 
 #include <string.h>
 
-#include "mcu_cmsis_dsp.h"
-#include "mcu_cmsis_gemm_mve.h"
-#include "mcu_cmsis_mve.h"
-
-/** TFLM's requantization (multiplier m, shift s) plus offset, or on the DSP path the proven record
-    rq when it has one (rq[0] != 0; its `add` holds the offset): equal for every value the caller
-    can pass. */
-static inline int32_t lstm_requant(int32_t acc, int32_t m, int32_t s, int32_t offset, const int32_t *rq)
-{
-#if defined(MCU_CMSIS_USE_DSP)
-    if (rq[0] != 0) {
-        return mcu_cmsis_rq3(acc, rq[0], rq[1], rq[2]);
-    }
-#else
-    (void)rq;
-#endif
-    return mcu_requantize(acc, m, s) + offset;
-}
-
-/** x saturated to int16 (SSAT on the DSP path). */
-static inline int32_t lstm_sat16(int32_t x)
-{
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_DSP_EMULATE)
-    int32_t r;
-    __asm__("ssat %0, #16, %1" : "=r"(r) : "r"(x));
-    return r;
-#else
-    return mcu_sat16(x);
-#endif
-}
-
-/** acc[0..3] += the rows w, w + k, w + 2k, w + 3k times x (k values, a multiple of 4). Not inlined:
-    its loop needs 13 registers, which only a function of its own can give it (and only when
-    optimizing: at -O0 the frame pointer takes one, and the plain C loop runs instead). */
-static __attribute__((noinline)) void lstm_dot4(const int8_t *x, const int8_t *w, int32_t k, int32_t *acc)
-{
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE) && !defined(MCU_CMSIS_DSP_EMULATE) && \
-    defined(__OPTIMIZE__)
-    /* Four values of x per iteration, split once by SXTB16 / SXTB16 ROR #8 into lanes (0, 2) and
-       (1, 3); each row's weight word the same way; two SMLAD per row. Rows 0 and 1 through wa
-       ([wa], [wa, k]), rows 2 and 3 through wb = wa + 2k: 13 registers, none spilled. */
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-    const int8_t *wa = w, *wb = w + 2 * k;
-    const int8_t *const end = x + k;
-    int32_t x02, x13, t0, t1;
-    __asm__ volatile("1:\n\t"
-                     "ldr %[t0], [%[x]], #4\n\t"
-                     "sxtb16 %[x02], %[t0]\n\t"
-                     "sxtb16 %[x13], %[t0], ror #8\n\t"
-                     "ldr %[t0], [%[wa], %[k]]\n\t"
-                     "sxtb16 %[t1], %[t0]\n\t"
-                     "sxtb16 %[t0], %[t0], ror #8\n\t"
-                     "smlad %[a1], %[x02], %[t1], %[a1]\n\t"
-                     "smlad %[a1], %[x13], %[t0], %[a1]\n\t"
-                     "ldr %[t0], [%[wa]], #4\n\t"
-                     "sxtb16 %[t1], %[t0]\n\t"
-                     "sxtb16 %[t0], %[t0], ror #8\n\t"
-                     "smlad %[a0], %[x02], %[t1], %[a0]\n\t"
-                     "smlad %[a0], %[x13], %[t0], %[a0]\n\t"
-                     "ldr %[t0], [%[wb], %[k]]\n\t"
-                     "sxtb16 %[t1], %[t0]\n\t"
-                     "sxtb16 %[t0], %[t0], ror #8\n\t"
-                     "smlad %[a3], %[x02], %[t1], %[a3]\n\t"
-                     "smlad %[a3], %[x13], %[t0], %[a3]\n\t"
-                     "ldr %[t0], [%[wb]], #4\n\t"
-                     "sxtb16 %[t1], %[t0]\n\t"
-                     "sxtb16 %[t0], %[t0], ror #8\n\t"
-                     "smlad %[a2], %[x02], %[t1], %[a2]\n\t"
-                     "smlad %[a2], %[x13], %[t0], %[a2]\n\t"
-                     "cmp %[x], %[end]\n\t"
-                     "bne 1b\n"
-                     : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [wa] "+r"(wa),
-                       [wb] "+r"(wb), [x02] "=&r"(x02), [x13] "=&r"(x13), [t0] "=&r"(t0), [t1] "=&r"(t1)
-                     : [k] "r"(k), [end] "r"(end)
-                     : "cc", "memory");
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
-#else
-    for (int32_t j = 0; j < 4; j++) {
-        int32_t a = acc[j];
-        for (int32_t i = 0; i < k; i++) {
-            a += x[i] * w[j * k + i];
-        }
-        acc[j] = a;
-    }
-#endif
-}
+#include "mcu_cmsis_rows4.h"
 
 /** Rows [r, end) of one gate (multiplier m, shift s, fast record rq or none): pre[r] =
     sat16(requantize(bias[r] + w[r] . x)), or with `add` the saturated sum with what pre holds (the
@@ -117,7 +30,7 @@ static inline __attribute__((always_inline)) void lstm_gate_rows(const int8_t *x
         int32_t acc[4] = {0, 0, 0, 0};
         if (n == 4) {
             acc[0] = bias[r], acc[1] = bias[r + 1], acc[2] = bias[r + 2], acc[3] = bias[r + 3];
-            lstm_dot4(x, w + r * k, k, acc);
+            mcu_cmsis_rows4_dot(x, w + r * k, k, acc);
         } else {
             for (int32_t j = 0; j < n; j++) {
                 acc[j] = bias[r + j];
@@ -133,8 +46,8 @@ static inline __attribute__((always_inline)) void lstm_gate_rows(const int8_t *x
             int32_t v = mcu_requantize(acc[j], m, s);
             (void)rm, (void)radd, (void)rr, (void)fast;
 #endif
-            v = lstm_sat16(v);
-            pre[r + j] = (int16_t)(add ? lstm_sat16(pre[r + j] + v) : v);
+            v = mcu_cmsis_ssat16(v);
+            pre[r + j] = (int16_t)(add ? mcu_cmsis_ssat16(pre[r + j] + v) : v);
         }
     }
 }
@@ -213,9 +126,9 @@ static inline __attribute__((always_inline)) void lstm_update_units(const mcu_ls
         const int32_t f = mcu_sigmoid_s16(pre[units + u], table);
         const int32_t g = mcu_tanh_s16(pre[2 * units + u], 3, 0, table);
         const int32_t o = mcu_sigmoid_s16(pre[3 * units + u], table);
-        const int32_t kept = lstm_sat16(lstm_product(f * c[u], fm, fs, 0, frq, fast));
-        const int32_t added = lstm_sat16(lstm_product(i * g, im, is, 0, irq, fast));
-        int32_t cn = lstm_sat16(kept + added);
+        const int32_t kept = mcu_cmsis_ssat16(lstm_product(f * c[u], fm, fs, 0, frq, fast));
+        const int32_t added = mcu_cmsis_ssat16(lstm_product(i * g, im, is, 0, irq, fast));
+        int32_t cn = mcu_cmsis_ssat16(kept + added);
         if (clip > 0) {
             cn = cn < -clip ? -clip : cn > clip ? clip : cn;
         }

@@ -8,45 +8,21 @@ how the products are computed, not what."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-from mcuforge.ir.expr import Call, Constant, Expr
-from mcuforge.ir.registry import OpView, get_op
+from mcuforge.ir.expr import Call, Expr
+from mcuforge.ir.registry import get_op
 
-from ...kernel import KernelCall
 from ...patterns import const, op, wildcard
+from ._recurrent import NO_PROOF, padded, record, reference_model
 from .common import Composite, Lowered, scratch_size
-from .requant import acc_bounds, requant_records
+from .requant import acc_bounds
 
 Q15_MAX = 32767  # sigmoid outputs lie in [0, Q15_MAX], tanh outputs in [-Q15_MAX, Q15_MAX]
-NO_PROOF = (0, 0, 0)
 
 
 def check(caps: dict[str, Expr]) -> str | None:
     """TFLM's 8x8->16 integer LSTM (the op's own checks admitted it)."""
     return None
-
-
-def reference_model(call: Call) -> Callable[[list[np.ndarray], KernelCall], np.ndarray]:
-    """The registry reference on the kernel's inputs (the call's non-constant arguments, in order; the
-    states among them are updated in place, as the kernel updates them)."""
-    opdef = get_op(call.op)
-    view = OpView(tuple(a.type for a in call.args), call.type, call.attrs)
-
-    def run(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
-        given = iter(args)
-        return opdef.reference([a.data if isinstance(a, Constant) else next(given) for a in call.args], view)
-
-    return run
-
-
-def record(lo: int, hi: int, mult: int, shift: int, offset: int, act_min: int, act_max: int) -> tuple[int, ...]:
-    """One fast requantization record valid for every accumulator in [lo, hi] (all rows of a gate
-    share it), or NO_PROOF. Only the general form counts (m > 0): requant_records' constant-output
-    form assumes an int8 output."""
-    rq = requant_records(np.array([lo]), np.array([hi]), np.array([mult]), np.array([shift]), offset, act_min, act_max)
-    return tuple(int(v) for v in rq) if rq is not None and rq[0] > 0 else NO_PROOF
 
 
 def gate_records(weights: np.ndarray, bias: np.ndarray, mult: list[int], shift: list[int]) -> list[tuple[int, ...]]:
@@ -55,14 +31,6 @@ def gate_records(weights: np.ndarray, bias: np.ndarray, mult: list[int], shift: 
     for g in range(4):
         lo, hi = acc_bounds(bias[g], weights[g], -128, 127)
         out.append(record(int(lo.min()), int(hi.max()), mult[g], shift[g], 0, -32768, 32767))
-    return out
-
-
-def padded(weights: np.ndarray) -> np.ndarray:
-    """[4, units, k] -> [4 * units, k rounded up to a multiple of 4], zero-padded."""
-    g, units, k = weights.shape
-    out = np.zeros((g * units, -(-k // 4) * 4), dtype=np.int8)
-    out[:, :k] = weights.reshape(g * units, k)
     return out
 
 
