@@ -1,6 +1,7 @@
 """Hand-built stateful models (no TensorFlow): SVDF, which no converter produces, and
-UNIDIRECTIONAL_SEQUENCE_LSTM in every layout TFLM's integer kernel takes, each with the variable
-tensors (state kept between invocations) TFLite Micro requires.
+UNIDIRECTIONAL_SEQUENCE_LSTM in every layout TFLM's integer kernels take (8x8->16, and 16x8->16,
+which the converter refuses to make), each with the variable tensors (state kept between
+invocations) TFLite Micro requires.
 
     blob = svdf_model(SvdfConfig(batches=1, inputs=10, filters=8, memory=4, rank=2), seed=3)
     blob = lstm_model(LstmConfig(batches=2, steps=3, inputs=6, units=8, time_major=True), seed=5)
@@ -114,6 +115,7 @@ class LstmConfig:
     bias_range: int = 4000  # int32 biases in [-range, range]
     activation: str = "TANH"
     variant: str = ""  # "", or one TFLM refuses: "cifg", "peephole", "projection", "layer_norm"
+    activations: str = "int8"  # int16: the 16x8 LSTM (int16 input, hidden and output, int64 biases)
 
 
 def lstm_model(cfg: LstmConfig, seed: int = 0, with_tail: bool = False) -> bytes:
@@ -123,15 +125,18 @@ def lstm_model(cfg: LstmConfig, seed: int = 0, with_tail: bool = False) -> bytes
     b, t, i, s = cfg.batches, cfg.steps, cfg.inputs, cfg.units
     w = ModelWriter("mcuforge devtools.recurrent_models: UNIDIRECTIONAL_SEQUENCE_LSTM")
     seq = (t, b) if cfg.time_major else (b, t)
-    x_scale = 0.02 * (1 + rng.random())
-    x = w.tensor((*seq, i), scale=x_scale, zero_point=cfg.input_zero_point, name="input")
+    act = cfg.activations
+    wide = act == "int16"
+    x_scale = 0.02 * (1 + rng.random()) / (256 if wide else 1)
+    x = w.tensor((*seq, i), dtype=act, scale=x_scale, zero_point=cfg.input_zero_point, name="input")
 
     def weights(rows: int, cols: int, name: str) -> int:
         return w.tensor((rows, cols), data=rng.integers(-127, 128, (rows, cols)), scale=0.003 * (1 + rng.random()),
                         name=name)
 
     def bias(name: str) -> int:
-        return w.tensor((s,), dtype="int32", data=rng.integers(-cfg.bias_range, cfg.bias_range + 1, s),
+        span = cfg.bias_range * (256 if wide else 1)
+        return w.tensor((s,), dtype="int64" if wide else "int32", data=rng.integers(-span, span + 1, s),
                         scale=x_scale * 0.003, name=name)
 
     ins = [-1] * 24
@@ -152,10 +157,11 @@ def lstm_model(cfg: LstmConfig, seed: int = 0, with_tail: bool = False) -> bytes
     elif cfg.variant == "layer_norm":
         for k in (20, 21, 22, 23):
             ins[k] = w.tensor((s,), dtype="int16", data=rng.integers(1000, 30000, s), scale=1e-4, name=f"layer_norm{k}")
-    ins[18] = w.tensor((b, s), scale=cfg.hidden_scale, zero_point=cfg.hidden_zero_point, variable=True,
+    h_scale = cfg.hidden_scale / (256 if wide else 1)
+    ins[18] = w.tensor((b, s), dtype=act, scale=h_scale, zero_point=cfg.hidden_zero_point, variable=True,
                        name="output_state")
     ins[19] = w.tensor((b, s), dtype="int16", scale=cell_scale, variable=True, name="cell_state")
-    y = w.tensor((*seq, s), scale=cfg.hidden_scale, zero_point=cfg.hidden_zero_point, name="output")
+    y = w.tensor((*seq, s), dtype=act, scale=h_scale, zero_point=cfg.hidden_zero_point, name="output")
     w.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], FusedActivationFunction=cfg.activation, CellClip=cfg.cell_clip,
          ProjClip=0.0, TimeMajor=cfg.time_major)
     outputs = [y]
@@ -164,7 +170,7 @@ def lstm_model(cfg: LstmConfig, seed: int = 0, with_tail: bool = False) -> bytes
         z = w.tensor((b * t, units), scale=0.1, zero_point=-7, name="logits")
         fw = weights(units, s, "dense_weights")
         fb = w.tensor((units,), dtype="int32", data=rng.integers(-500, 501, units),
-                      scale=cfg.hidden_scale * 0.003, name="dense_bias")
+                      scale=h_scale * 0.003, name="dense_bias")
         w.op("FULLY_CONNECTED", [y, fw, fb], [z])
         outputs = [z]
     return w.finish(inputs=[x], outputs=outputs)

@@ -107,6 +107,34 @@ def multiply_by_quantized_multiplier(x, mult, shift) -> np.ndarray:
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(scaled, mult), right)
 
 
+# TFLM's int64 MultiplyByQuantizedMultiplier (16x8 layers) rounds once by 2**(15 - shift): a shift of 15
+# or more is undefined there (a shift by a negative amount), and its input must lie within +-2**47.
+MAX_LEFT_SHIFT_64 = 14
+INT64_ACC_LIMIT = 1 << 47
+
+
+def reduced_multiplier(mult) -> np.ndarray:
+    """TFLM's Q0.31 multiplier rounded to Q0.15 for the int64 requantization (0x7FFF at the top)."""
+    mult = np.asarray(mult, dtype=np.int64)
+    return np.where(mult < 0x7FFF0000, (mult + (1 << 15)) >> 16, 0x7FFF)
+
+
+def multiply_by_quantized_multiplier_int64(x, mult, shift) -> np.ndarray:
+    """TFLM's MultiplyByQuantizedMultiplier(int64_t x, ...), the requantization of 16x8 layers with
+    64-bit accumulators: (x * reduced + 2**(14 - shift)) >> (15 - shift), one rounding (half up),
+    then truncated to int32 as its cast does. x must lie within +-2**47 and shift be at most
+    MAX_LEFT_SHIFT_64 (raises otherwise: TFLM is undefined there)."""
+    x = np.asarray(x, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    if np.any(shift > MAX_LEFT_SHIFT_64):
+        raise ValueError(f"a shift of {int(np.max(shift))} is undefined in TFLM's int64 requantization "
+                         f"(at most {MAX_LEFT_SHIFT_64})")
+    if np.any(np.abs(x) >= INT64_ACC_LIMIT):
+        raise ValueError("an accumulator beyond 2**47 is outside TFLM's int64 requantization")
+    total = 15 - shift
+    return wrap_int32((x * reduced_multiplier(mult) + (np.int64(1) << (total - 1))) >> total)
+
+
 def multiply_by_quantized_multiplier_smaller_than_one_exp(x, mult, shift) -> np.ndarray:
     """TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0)."""
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, mult), -np.asarray(shift))

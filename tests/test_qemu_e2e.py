@@ -40,7 +40,7 @@ def test_model_on_qemu_is_bit_exact(model, board):
 
 
 STATEFUL = [("lstm_kws", "mps2-an386"), ("lstm_kws", "mps3-an547"), ("svdf_kws", "mps2-an386"),
-            ("svdf_kws", "mps3-an547"), ("lstm_time_major", "mps2-an385")]
+            ("svdf_kws", "mps3-an547"), ("lstm_time_major", "mps2-an385"), ("lstm_16x8", "mps2-an386")]
 
 
 @pytest.mark.parametrize("model, board", STATEFUL, ids=[f"{m}-{b}" for m, b in STATEFUL])
@@ -51,7 +51,8 @@ def test_stateful_model_on_qemu_is_bit_exact_on_sequences(model, board):
 
     path = {"lstm_kws": FIXTURES / "keras" / "lstm_kws_i8.tflite",
             "svdf_kws": FIXTURES / "models" / "svdf_kws_two_layers.tflite",
-            "lstm_time_major": FIXTURES / "models" / "lstm_s8_time_major_batch2.tflite"}[model]
+            "lstm_time_major": FIXTURES / "models" / "lstm_s8_time_major_batch2.tflite",
+            "lstm_16x8": FIXTURES / "models" / "lstm_16x8.tflite"}[model]
     compiled = compile_model(path)
     assert compiled.program.states
     rng = np.random.default_rng(5)

@@ -53,6 +53,10 @@ FIXTURES = [
     ("lstm_s8_dense_tail", lambda: lstm_model(LstmConfig(batches=1, steps=2, inputs=8, units=12,
                                                          cell_scale_power=-15), seed=9, with_tail=True),
      "integer LSTM (cell state 2^-15) followed by FULLY_CONNECTED over its output sequence"),
+    ("lstm_16x8", lambda: lstm_model(LstmConfig(steps=3, inputs=6, units=8, activations="int16", input_zero_point=0,
+                                                hidden_zero_point=0), seed=10),
+     "16x8 integer LSTM: int16 input, hidden state and output, int64 biases (TFLM runs it, the converter refuses "
+     "to make it)"),
 ]
 
 

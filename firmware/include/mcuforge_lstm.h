@@ -31,7 +31,7 @@ typedef struct {
     int32_t input_gate_shift;
     int32_t hidden_multiplier;       /**< tanh(cell) * output gate -> hidden (2^-30 / hidden scale) */
     int32_t hidden_shift;
-    int32_t hidden_zero_point;       /**< in [-128, 127] */
+    int32_t hidden_zero_point;       /**< in the hidden state's range (int8 or int16) */
     int32_t cell_clip;               /**< in [0, 32767]; 0: no clipping */
     int32_t tanh_multiplier;         /**< the cell state into tanh's input: (c * m + round) >> shift */
     int32_t tanh_shift;              /**< in [0, 31]; tanh_multiplier * 32768 < 2^31 */

@@ -1,6 +1,7 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM: TFLM's integer LSTM (8x8->16: int8 activations and weights, int32
-biases, int16 gates and cell state), over a [batch, time, input] (or time-major [time, batch,
-input]) sequence, with the hidden and cell state kept between runs (variable tensors).
+"""UNIDIRECTIONAL_SEQUENCE_LSTM: TFLM's integer LSTMs, 8x8->16 (int8 activations and weights, int32
+biases, int16 gates and cell state) and 16x8->16 (int16 activations, int8 weights, int64 biases),
+over a [batch, time, input] (or time-major [time, batch, input]) sequence, with the hidden and cell
+state kept between runs (variable tensors).
 
 TFLM (unidirectional_sequence_lstm.cc, lstm_eval.h / lstm_eval.cc / lstm_eval_common.cc: EvalLstm,
 LstmStep, CalculateLstmGate, UpdateLstmCell, UpdateLstmHidden) supports only the standard LSTM (all
@@ -20,6 +21,12 @@ where mul(a, b; s) is MulElementwise: MultiplyByQuantizedMultiplier(a * b) by Qu
 The forget, input and cell gates read the previous h; so does the output gate (h is updated last).
 The output tensor's own quantization is not used: TFLM copies h into it.
 
+16x8 (EvalLstm<int16_t, int8_t, int16_t, int64_t>): the same with int16 x and h (their zero points
+applied as above: checked against TFLM with non-zero ones), int64 biases and accumulators, and
+TFLM's int64 MultiplyByQuantizedMultiplier (the multiplier rounded to Q0.15, one rounding); h is
+clamped to int16. The converter makes no 16x8 LSTM (it refuses to), but TFLM runs one, so mcuforge
+does.
+
 Operands: args = [x, hidden state, cell state, weights and biases in TFLite input order]; the
 TFLite input index of each argument after the states is `attrs["inputs"]`, so that a model using an
 LSTM variant TFLM does not support is parsed, and refused by a check naming the variant.
@@ -32,7 +39,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from mcuforge.ir.expr import State
-from mcuforge.ir.quant import dtype_range, multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
+from mcuforge.ir.quant import (
+    MAX_LEFT_SHIFT_64,
+    dtype_range,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
+    quantize_multiplier,
+    tflite_round,
+)
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
@@ -171,9 +185,13 @@ def reference(args, v: OpView):
     cs = cell.reshape(s.batches, s.units)
     out = np.empty((s.batches, s.steps, s.units), dtype=x.dtype)
 
+    # 16x8: int64 accumulators and requantization
+    fc_requant = multiply_by_quantized_multiplier_int64 if x.dtype == np.int16 else multiply_by_quantized_multiplier
+    x_off, h_off = p.input_zp, p.hidden_zp
+
     def gate(k: int, name: str, xt: np.ndarray, hb: np.ndarray) -> np.ndarray:
-        fc_in = _sat16(multiply_by_quantized_multiplier(w[name] @ (xt - p.input_zp) + b[name], *p.input_mult[k]))
-        fc_rec = _sat16(multiply_by_quantized_multiplier(r[name] @ (hb - p.hidden_zp), *p.recurrent_mult[k]))
+        fc_in = _sat16(fc_requant(w[name] @ (xt - x_off) + b[name], *p.input_mult[k]))
+        fc_rec = _sat16(fc_requant(r[name] @ (hb - h_off), *p.recurrent_mult[k]))
         pre = _sat16(fc_in + fc_rec)
         return tanh_s16(pre) if name == "cell" else logistic_s16(pre)
 
@@ -205,21 +223,33 @@ def standard_lstm(v: OpView) -> str | None:
     return f"has {', '.join(extra)} inputs" if extra else None
 
 
-def int8_lstm_types(v: OpView) -> str | None:
-    """Types must be those of TFLM's 8x8->16 integer LSTM: int8 input, output, hidden state and
-    weights, int32 biases, an int16 cell state."""
+def lstm_types(v: OpView) -> str | None:
+    """Types must be those of one of TFLM's integer LSTMs: 8x8->16 (int8 input, output and hidden
+    state, int32 biases) or 16x8->16 (int16 input, output and hidden state, int64 biases), both with
+    int8 weights and an int16 cell state."""
     if standard_lstm(v):
         return None  # named by standard_lstm
+    act = v.args[0].dtype if v.args[0].dtype in ("int8", "int16") else "int8"
     got = {"input": v.args[0].dtype, "output": v.out.dtype, "hidden state": v.args[HIDDEN].dtype,
            "cell state": v.args[CELL].dtype}
-    want = {"input": "int8", "output": "int8", "hidden state": "int8", "cell state": "int16"}
+    want = {"input": act, "output": act, "hidden state": act, "cell state": "int16"}
     bad = [f"{k} is {got[k]}" for k in want if got[k] != want[k]]
     for i in STANDARD:
         t = operand(v.args, v.attrs, i)
-        kind, need = ("bias", "int32") if i in BIASES else ("weights", "int8")
+        kind, need = ("bias", "int32" if act == "int8" else "int64") if i in BIASES else ("weights", "int8")
         if t.dtype != need:
             bad.append(f"input {i} ({kind}) is {t.dtype}")
     return "; ".join(bad) or None
+
+
+def wide_requantization(v: OpView) -> str | None:
+    """With int16 activations, every gate FC's requantization shift must be at most 14 (TFLM's int64
+    requantization is undefined beyond)."""
+    if standard_lstm(v) or lstm_types(v) or per_tensor_quantized(v) or v.args[0].dtype != "int16":
+        return None
+    p = params(v)
+    worst = max(sh for _, sh in (*p.input_mult, *p.recurrent_mult))
+    return None if worst <= MAX_LEFT_SHIFT_64 else f"a shift of {worst}"
 
 
 def per_tensor_quantized(v: OpView) -> str | None:
@@ -281,11 +311,11 @@ def cell_scale(v: OpView) -> str | None:
 # ---- the portable kernel -------------------------------------------------------------------------
 
 def lower_c(call) -> CKernel:
-    """mcu_lstm_s8: sizes, the per-gate FC multipliers and zero points, the inter-gate multipliers, the
-    cell clip and tanh scaling; constants: each gate's weights and bias folded with the input zero
-    point (bias - x_zp * sum(w)), as [4][units][...] arrays in the order input, forget, cell, output,
-    the recurrent weights' row sums times the hidden zero point likewise, and the sigmoid table.
-    Scratch: five int16 vectors of `units` (the four gates and a product)."""
+    """mcu_lstm_s8 (mcu_lstm_s16 for 16x8): sizes, the per-gate FC multipliers, the inter-gate
+    multipliers, the cell clip and tanh scaling; constants: each gate's weights and bias folded with
+    the input zero point (bias - x_zp * sum(w); int64 for 16x8), as [4][units][...] arrays in the order
+    input, forget, cell, output, the recurrent weights' row sums times the hidden zero point likewise,
+    and the sigmoid table. Scratch: one step's new hidden state."""
     from mcuforge.firmware.macros import kernel_size
 
     v = OpView(tuple(a.type for a in call.args), call.type, call.attrs)
@@ -296,8 +326,10 @@ def lower_c(call) -> CKernel:
     bias = np.stack([const_of(call, i).astype(np.int64) for i in BIASES])  # [4, units]
     # sum(w * (x - x_zp)) + b = sum(w * x) + [b - x_zp * sum(w)], the bracket a constant (int32
     # arithmetic wraps alike on both sides); the same for the recurrent FC with the hidden zero point
-    consts["input_bias"] = (bias - p.input_zp * w.sum(axis=2)).astype(np.int32)
-    consts["recurrent_bias"] = (-p.hidden_zp * r.sum(axis=2)).astype(np.int32)
+    wide = v.args[0].dtype == "int16"
+    acc = np.int64 if wide else np.int32  # the 16x8 LSTM accumulates (and folds its biases) in int64
+    consts["input_bias"] = (bias - p.input_zp * w.sum(axis=2)).astype(acc)
+    consts["recurrent_bias"] = (-p.hidden_zp * r.sum(axis=2)).astype(acc)
     consts["input_weights"] = w.astype(np.int8)
     consts["recurrent_weights"] = r.astype(np.int8)
     consts["sigmoid_table"] = SIGMOID_TABLE
@@ -314,8 +346,9 @@ def lower_c(call) -> CKernel:
         "tanh_multiplier": p.tanh_mult if p.tanh_mult else 3 << p.tanh_shift,  # the power-of-two case resolved
         "tanh_shift": p.tanh_shift if p.tanh_mult else 0,
     }
-    return CKernel("mcu_lstm_s8", "mcu_lstm_s8", "mcu_lstm_params", params_c, consts, op_args=3,
-                   scratch=kernel_size("c", "MCU_LSTM_S8_SCRATCH_BYTES", s.units))
+    function = "mcu_lstm_s16" if wide else "mcu_lstm_s8"
+    return CKernel(function, "mcu_lstm_s8", "mcu_lstm_params", params_c, consts, op_args=3,
+                   scratch=kernel_size("c", f"{function.upper()}_SCRATCH_BYTES", s.units))
 
 
 def const_of(call, tflite_index: int) -> np.ndarray:
@@ -331,14 +364,16 @@ def macs(v: OpView) -> int:
 
 register(OpDef(
     name="unidirectional_sequence_lstm",
-    tflm="unidirectional_sequence_lstm.cc, lstm_eval.h EvalLstm<int8_t, int8_t, int16_t, int32_t>",
+    tflm="unidirectional_sequence_lstm.cc, lstm_eval.h EvalLstm<int8_t, int8_t, int16_t, int32_t> and "
+         "<int16_t, int8_t, int16_t, int64_t>",
     kind=OpKind.OPAQUE,
-    doc="Unidirectional sequence LSTM, TFLM's integer LSTM: int8 input, output and hidden state, int8 "
-        "weights, int32 biases, int16 gates and cell state; the hidden and cell state kept between runs.",
+    doc="Unidirectional sequence LSTM, TFLM's integer LSTMs: int8 (int32 biases) or int16 (int64 biases) "
+        "input, output and hidden state, int8 weights, int16 gates and cell state; the hidden and cell state "
+        "kept between runs.",
     infer=infer,
     reference=reference,
-    checks=(standard_lstm, int8_lstm_types, per_tensor_quantized, lstm_shapes, tanh_activation, cell_clip,
-            cell_scale),
+    checks=(standard_lstm, lstm_types, per_tensor_quantized, lstm_shapes, tanh_activation, cell_clip,
+            cell_scale, wide_requantization),
     tflite={"UNIDIRECTIONAL_SEQUENCE_LSTM": parse},
     portable=Portable(lower_c),
     macs=macs,

@@ -73,6 +73,13 @@ LSTM_CONFIGS = {
     "cell_scale_limits_hi": LstmConfig(cell_scale_power=2),
     "cell_scale_limits_lo": LstmConfig(cell_scale_power=-30),
     "cell_clip_saturates": LstmConfig(cell_clip=100.0, cell_scale_power=-11),
+    # 16x8: int16 activations, int64 biases (TFLM runs it; the converter refuses to make one)
+    "16x8": LstmConfig(activations="int16", input_zero_point=0, hidden_zero_point=0),
+    "16x8_time_major_clip": LstmConfig(activations="int16", input_zero_point=0, hidden_zero_point=0, batches=2,
+                                       steps=2, time_major=True, cell_clip=0.5),
+    "16x8_saturating": LstmConfig(activations="int16", input_zero_point=0, hidden_zero_point=0, cell_scale_power=-15,
+                                  bias_range=40000),
+    "16x8_zero_points": LstmConfig(activations="int16", input_zero_point=5, hidden_zero_point=-3, units=5, inputs=7),
 }
 
 
@@ -113,6 +120,8 @@ HOST_MODELS = {
     "lstm": lstm_model(LstmConfig(steps=3, units=9, inputs=5, cell_clip=1.5), seed=24),
     "lstm_time_major": lstm_model(LstmConfig(batches=2, steps=2, time_major=True, hidden_zero_point=-20), seed=25),
     "lstm_dense": lstm_model(LstmConfig(steps=2, cell_scale_power=-14), seed=26, with_tail=True),
+    "lstm_16x8": lstm_model(LstmConfig(activations="int16", input_zero_point=2, hidden_zero_point=-1, cell_clip=2.0),
+                            seed=27),
 }
 
 
@@ -134,8 +143,8 @@ def test_generated_c_matches_tflm_on_sequences(name, targets, monkeypatch):
     compiled = compile_module(module, blob, Options(targets=targets))
     assert compiled.program.states and compiled.arena.state_bytes > 0
     kernels = {b.kernel.function for b in compiled.program.bindings}
-    if targets[0] == "cmsis-nn":  # the optimized kernels take LSTM and SVDF with an int16 state
-        assert kernels & {"mcu_cmsis_lstm_s8", "mcu_cmsis_svdf_s8_s16", "mcu_svdf_s8_s8"}, kernels
+    if targets[0] == "cmsis-nn":  # the optimized kernels take the 8x8 LSTM and SVDF with an int16 state
+        assert kernels & {"mcu_cmsis_lstm_s8", "mcu_cmsis_svdf_s8_s16", "mcu_svdf_s8_s8", "mcu_lstm_s16"}, kernels
     results = verify_host(compiled, sequences(module, 7), isolate=False, steps=STEPS)
     bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
     assert not bad, "\n".join(bad[:5])
