@@ -307,11 +307,13 @@ def all_kernel_files() -> tuple[dict[str, Path], dict[str, Path]]:
 
 
 def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
-    """({.c name: path}, {.h name: path}) of the kernels the model uses, and the headers: the
-    shared ones of each target it uses, and a kernel's own header (`<source>.h` beside
-    `<source>.c`) only for the kernels it uses."""
+    """({.c name: path}, {.h name: path}) of the kernels the model uses, and exactly the headers they
+    need: those the generated model includes (a kernel's own `<source>.h`, or its target's umbrella
+    header, and what the model templates include, e.g. mcuforge_quantize.h) and everything these and
+    the kernel sources include, transitively, from the targets' kernel directories and
+    firmware/include (a shared header no used kernel reaches is left out)."""
     sources: dict[str, Path] = {}
-    headers: dict[str, Path] = {}
+    roots: list[Path] = sorted(Path(str(_templates_root())).glob("*.j2"))
     for step, b in enumerate(compiled.program.bindings):
         kc = b.kernel
         if kc.view:
@@ -322,12 +324,30 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
             raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): no C kernel {kc.source} in target "
                                f"'{target.name}'")
         sources[src.name] = src
-        for h in target.sources.glob("*.h"):
-            if h.stem == kc.source or not h.with_suffix(".c").exists():
-                headers[h.name] = h
-    for h in Path(str(files("mcuforge.firmware") / "include")).glob("*.h"):
-        headers[h.name] = h
-    return sources, headers
+        header = target.sources / _header_for(kc, target)
+        roots += [src, header] if header.is_file() else [src]
+    return sources, _included(roots)
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
+
+
+def _included(roots: list[Path]) -> dict[str, Path]:
+    """The roots that are headers, and every header the roots include, transitively, found in the
+    kernel directories of the targets or in firmware/include ({name: path}; the generated kernels/
+    directory is flat, so a name is unique)."""
+    from mcuforge.planner.target import all_targets
+
+    search = [get_target(t).sources for t in all_targets()] + [Path(str(files("mcuforge.firmware") / "include"))]
+    found: dict[str, Path] = {r.name: r for r in roots if r.suffix == ".h"}
+    todo = list(dict.fromkeys(roots))
+    while todo:
+        for name in _INCLUDE.findall(todo.pop().read_text()):
+            path = next((d / name for d in search if (d / name).is_file()), None)
+            if path is not None and name not in found:
+                found[name] = path
+                todo.append(path)
+    return found
 
 
 def emit(compiled, out_dir: str | Path, prefix: str = "model", source: str = "model.tflite",

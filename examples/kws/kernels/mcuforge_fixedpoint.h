@@ -37,4 +37,14 @@ static inline int32_t mcu_requantize(int32_t x, int32_t multiplier, int shift)
     return mcu_rdbpot(mcu_srdhm((int32_t)((uint32_t)x << left), multiplier), right);
 }
 
+/** TFLM's MultiplyByQuantizedMultiplier for an int64 accumulator (16x8 layers): the multiplier rounded
+    to Q0.15 (0x7FFF from 0x7FFF0000 up), one rounding shift by 15 - shift (halves up), the result
+    truncated to int32 as TFLM's cast. |x| < 2^47, shift in [-31, 14]. */
+static inline int32_t mcu_requantize_s64(int64_t x, int32_t multiplier, int shift)
+{
+    const int64_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    const int total = 15 - shift;
+    return (int32_t)((x * reduced + ((int64_t)1 << (total - 1))) >> total);
+}
+
 #endif /* MCUFORGE_FIXEDPOINT_H */
