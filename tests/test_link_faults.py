@@ -40,6 +40,7 @@ from mcuforge.serial_link import (
     CMD_PROBE,
     CMD_READ_OUTPUT,
     CMD_READ_PROFILE,
+    CMD_RESET,
     CMD_RUN,
     CMD_WRITE_INPUT,
     HEADER,
@@ -114,6 +115,7 @@ class FakeBoard(threading.Thread):
         self.boot = boot
         self.requests: list[int] = []  # commands received intact, in order
         self.runs = 0
+        self.resets = 0
         self.conn: socket.socket | None = None
         self._halt = threading.Event()
         self.inputs = [bytes(n) for n in SIZES]
@@ -200,6 +202,9 @@ class FakeBoard(threading.Thread):
             return 0, struct.pack("<QI", 1000, 400)
         if command == CMD_READ_PROFILE:
             return 0, struct.pack("<I3Q", 2, 0, 600, 1000)
+        if command == CMD_RESET:
+            self.resets += 1
+            return 0, b""
         if command == CMD_READ_OUTPUT:
             (index,) = struct.unpack("<I", payload)
             return 0, self.outputs[index]
@@ -333,6 +338,20 @@ def test_damaged_run_answer_is_not_resent_by_the_link_but_the_input_set_is_repea
         res = run_sets(link, [x], types)  # the set is written and run again
         assert [o.tobytes() for o in res.outputs[0]] == [expected_output(a.tobytes()) for a in x]
         assert board.runs == 3 and res.counts == [1000]
+
+
+def test_a_fault_in_a_sequence_repeats_the_whole_sequence_from_its_reset():
+    """A model with state: RUN advances the state, so a damaged RUN answer in the middle of a sequence
+    repeats the sequence from its RESET, never the one set (which would advance the state twice)."""
+    with fake() as (board, link), waits_out(link, 0):
+        types = [TensorType((n,), "uint8") for n in SIZES]
+        x = [np.arange(n, dtype=np.uint8) for n in SIZES]
+        # INFO, RESET, set 1 (write, write, RUN, READ_PROFILE, READ_OUTPUT x2), set 2's writes, its RUN damaged
+        board.script.extend([None, None] + [None] * 6 + [None, None, "corrupt"])
+        res = run_sets(link, [x, x, x, x], types, steps=2)
+        assert [o.tobytes() for outs in res.outputs for o in outs] == [expected_output(a.tobytes()) for a in x] * 4
+        assert board.resets == 3 and board.runs == 6  # sequence 1 twice (2 + 2 runs), sequence 2 once
+        assert board.requests.count(CMD_RESET) == 3
 
 
 def test_damaged_request_is_resent_even_for_run():

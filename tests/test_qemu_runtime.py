@@ -28,6 +28,7 @@ from mcuforge.firmware_build import FirmwareBuildError, build_test_firmware, mis
 from mcuforge.qemu import QEMU, QemuError, start_qemu
 from mcuforge.serial_link import (
     CMD_INFO,
+    CMD_RESET,
     CMD_WRITE_INPUT,
     STATUS_BAD_CRC,
     STATUS_FAULT,
@@ -279,6 +280,9 @@ def test_protocol_errors_keep_the_firmware_working(firmwares):
             link.read_profile()
         with pytest.raises(TargetError, match="UNKNOWN_COMMAND: unknown command 66"):
             link.request(0x42)
+        link.reset()  # a model without state (no MCU_MODEL_RESET): RESET answers OK, does nothing
+        with pytest.raises(TargetError, match="BAD_LENGTH: RESET takes no payload"):
+            link.request(CMD_RESET, b"x")
 
         # Garbage before a frame (with lone magic bytes, never the full magic) is skipped.
         garbage = bytearray(np.random.default_rng(1).integers(0, 256, 300, dtype=np.uint8).tobytes())
