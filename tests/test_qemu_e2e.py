@@ -153,3 +153,26 @@ def test_run_on_the_small_boards_with_float_input(cli, tmp_path, board, model):
     got = np.load(tmp_path / "out.npz")
     assert all(np.array_equal(got[f"arr_{i}"], w) for i, w in enumerate(want))
     assert "instructions: " in proc.stdout and "stack high-water: " in proc.stdout
+
+
+def test_mismatch_in_a_sequence_replays_the_sequence_to_name_the_layer(tmp_path):
+    """A stateful model with a corrupted time weight of filter 0 at memory slot 6 of 8 (layer 0, an
+    SVDF): the slot holds the initial 0 at step 0, so step 0 matches TFLM and step 1 does not; the
+    per-layer readback resets the board and replays step 0 before probing step 1, and names layer 0."""
+    from mcuforge.codegen.emit import emit
+
+    from mcuforge.driver import Options
+
+    compiled = compile_model(MODELS / "svdf_kws_two_layers.tflite", Options(targets=("c",)))
+    out = emit(compiled, tmp_path / "model", "model")
+    weights = out / "model_weights.c"
+    text = weights.read_text()
+    body = text.index("{", text.index("model_l0_arg2[")) + 1
+    values = text[body:text.index("}", body)].split(",")
+    values[6] = " 32767" if values[6].strip() != "32767" else " -32768"
+    weights.write_text(text[:body] + ",".join(values) + text[text.index("}", body):])
+    rng = np.random.default_rng(3)
+    sets = [random_inputs(compiled.imported, rng) for _ in range(3)]
+    results = verify_board(compiled, sets, "mps2-an386", isolate=False, src_dir=out, steps=3)
+    assert [r.ok for r in results] == [True, False, False]
+    assert results[1].first_layer is not None and results[1].first_layer.startswith("layer 0 (#0 SVDF")
