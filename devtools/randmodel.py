@@ -666,128 +666,23 @@ class Outcome:
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 
 
-def kernel_objects(compiled: list[Any], work: Path, extra_flags: tuple[str, ...] = ()) -> list[Path]:
-    """The C kernels these models use, compiled with the host flags into objects cached under
-    `work` by content (so a batch of models links one copy of each kernel)."""
-    import hashlib
-    import subprocess
-
-    from mcuforge.codegen.emit import kernel_files
-
-    from mcuforge.host import CFLAGS, HostBuildError
-
-    sources: dict[str, Path] = {}
-    headers: dict[str, Path] = {}
-    for c in compiled:
-        srcs, hdrs = kernel_files(c)
-        sources.update(srcs)
-        headers.update(hdrs)
-    hdr_hash = hashlib.sha256(b"".join(headers[h].read_bytes() for h in sorted(headers))).hexdigest()[:12]
-    flags_key = hashlib.sha256(" ".join(extra_flags).encode()).hexdigest()[:8] if extra_flags else ""
-    objdir = work / f"kernel_objs{flags_key}"
-    objdir.mkdir(parents=True, exist_ok=True)
-    objs, todo = [], []
-    for name, path in sorted(sources.items()):
-        key = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-        obj = objdir / f"{path.stem}-{key}-{hdr_hash}.o"
-        objs.append(obj)
-        if not obj.exists():
-            todo.append((path, obj))
-    incs = sorted({str(p.parent) for p in headers.values()})
-    errors = []
-    for start in range(0, len(todo), 2):  # two compilers at a time: the machine has two cores
-        procs = [(obj, subprocess.Popen(["gcc", *CFLAGS, *extra_flags, *[f"-I{d}" for d in incs], "-c", str(src),
-                                         "-o", str(obj)],
-                                        stderr=subprocess.PIPE, text=True)) for src, obj in todo[start:start + 2]]
-        for obj, p in procs:
-            err = p.communicate()[1]
-            if p.returncode:
-                obj.unlink(missing_ok=True)
-                errors.append(err)
-    if errors:
-        raise HostBuildError("kernel build failed:\n" + "\n".join(errors)[:2000])
-    return objs
-
-
-_MAIN = """/* Batch harness: for each model in order, N_SETS input sets from stdin, outputs to stdout. */
-#include <stdio.h>
-#include <stdint.h>
-{includes}
-static int io(void *p, size_t n) {{ return fread(p, 1, n, stdin) == n; }}
-int main(void)
-{{
-{body}
-    return 0;
-}}
-"""
-
-
-def _main_c(prefixes: list[str], compiled: list[Any], n_sets: int) -> str:
-    includes = "\n".join(f'#include "{p}/{p}.h"' for p in prefixes)
-    body = []
-    for p, c in zip(prefixes, compiled):
-        prog = c.program
-        ins = "".join(f"        if (!io({p}_input({i}), {prog.buffers[n].type.nbytes})) return 1;\n"
-                      for i, n in enumerate(prog.inputs))
-        outs = "".join(f"        fwrite({p}_output({i}), 1, {prog.buffers[n].type.nbytes}, stdout);\n"
-                       for i, n in enumerate(prog.outputs))
-        body.append(f"    for (int s = 0; s < {n_sets}; s++) {{\n{ins}"
-                    f"        if ({p}_run() != 0) return 2;\n{outs}    }}")
-    return _MAIN.format(includes=includes, body="\n".join(body))
-
-
 def run_host_batch(compiled: list[Any], input_sets: list[list[list[np.ndarray]]], work: Path,
                    sanitize: bool = False, dsp: bool = False):
-    """Emit every compiled model with its own prefix, link them all into one host executable with
-    the kernels and run it; the outputs per model and input set (or raise HostBuildError). With
-    `sanitize`, everything is built with AddressSanitizer and UBSan: a kernel reading or writing
-    outside its buffers, or past its model's arena, stops the run. With `dsp`, the cmsis-nn kernels
-    take their DSP paths, the instructions emulated in C (-DMCU_CMSIS_DSP_EMULATE)."""
-    import subprocess
-    from importlib.resources import files
-
+    """Emit every compiled model with its own prefix and run them all in one host executable
+    (mcuforge.host: kernels compiled once, cached beside `work`); the outputs per model and input
+    set (or raise). With `sanitize`, everything is built with AddressSanitizer and UBSan: a kernel
+    reading or writing outside its buffers, or past its model's arena, stops the run. With `dsp`, the
+    cmsis-nn kernels take their DSP paths, the instructions emulated in C (-DMCU_CMSIS_DSP_EMULATE)."""
     from mcuforge.codegen.emit import emit
 
-    from mcuforge.errors import McuforgeError
-    from mcuforge.host import CFLAGS, DSP_EMULATE, HostBuildError
+    from mcuforge.host import DSP_EMULATE, build_host, run_host_models
 
     extra = (*(SANITIZE if sanitize else ()), *((DSP_EMULATE,) if dsp else ()))
-    objs = kernel_objects(compiled, work.parent, extra)
     work.mkdir(parents=True, exist_ok=True)
-    prefixes = [f"r{k}" for k in range(len(compiled))]
-    for p, c in zip(prefixes, compiled):
-        emit(c, work / p, p)
-    n_sets = len(input_sets[0]) if input_sets else 0
-    (work / "main.c").write_text(_main_c(prefixes, compiled, n_sets))
-    root = Path(str(files("mcuforge.firmware") / "kernels"))
-    incs = ["-I", str(work), "-I", str(root / "c"), "-I", str(root / "cmsis_nn"),
-            "-I", str(root.parent / "include")]
-    sources = [str(work / "main.c")] + [str(work / p / f) for p in prefixes for f in (f"{p}.c", f"{p}_weights.c")]
-    exe = work / "batch"
-    proc = subprocess.run(["gcc", *CFLAGS, *extra, *incs, *sources, *map(str, objs), "-o", str(exe), "-lm"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise HostBuildError("host build failed:\n" + "\n".join(proc.stderr.splitlines()[:12]))
-    stdin = b"".join(np.require(x, requirements="C").tobytes() for sets in input_sets for s in sets for x in s)
-    run = subprocess.run([str(exe)], input=stdin, capture_output=True, timeout=300)
-    if run.returncode != 0:
-        why = [ln for ln in run.stderr.decode(errors="replace").splitlines() if "ERROR" in ln or "runtime error" in ln]
-        raise McuforgeError(f"host batch exited with {run.returncode}" + (f": {why[0].strip()}" if why else ""))
-    data, pos, results = run.stdout, 0, []
-    for c, sets in zip(compiled, input_sets):
-        prog = c.program
-        per_model = []
-        for _ in sets:
-            outs = []
-            for n in prog.outputs:
-                t = prog.buffers[n].type
-                outs.append(np.frombuffer(data[pos:pos + t.nbytes], dtype=t.np_dtype).reshape(t.shape).copy())
-                pos += t.nbytes
-            per_model.append(outs)
-        results.append(per_model)
-    if pos != len(data):
-        raise McuforgeError(f"host batch wrote {len(data)} bytes, expected {pos}")
-    return results
+    dirs = [emit(c, work / f"r{k}", f"r{k}") for k, c in enumerate(compiled)]
+    exe = build_host(dirs, work / "batch", extra_cflags=extra, cache_dir=work.parent / "kernel_objs")
+    types = [[c.program.buffers[n].type for n in c.program.outputs] for c in compiled]
+    return run_host_models(exe, input_sets, types)
 
 
 def degenerate(outputs_per_set: list[list[np.ndarray]]) -> str | None:

@@ -95,7 +95,8 @@ def test_bench_reports_every_figure(cli, tmp_path):
     r = json.loads(proc.stdout)
     assert r["unit"] == "instructions" and r["instructions"] > 0 and r["deterministic"]
     assert set(r["flash"]) == {"code", "weights", "other", "total"} and r["flash"]["weights"] >= 270_880
-    assert set(r["ram"]) == {"arena", "static", "stack", "total"} and r["ram"]["arena"] == 768
+    assert set(r["ram"]) == {"arena", "state", "static", "stack", "total"} and r["ram"]["arena"] == 768
+    assert r["ram"]["state"] == 0  # the autoencoder has no recurrent state
     assert r["compile_seconds"] > 0 and len(r["layers"]) == 10
     assert sum(L["instructions"] for L in r["layers"]) <= r["instructions"]
     assert r["layers"][0]["macs"] == 640 * 128

@@ -1,56 +1,54 @@
 /*
- * Host harness for a generated model (tests and `mcuforge verify --on host`).
+ * Host harness for generated models (tests, `mcuforge verify --on host`, the random-model batches):
+ * one executable holding one or more models (each compiled from host_model.c, registered here).
  *
- * Usage: host_model [STEPS]. Reads input sets from stdin until EOF: for each set, every input's raw
- * bytes in order; runs the model; writes every output's raw bytes in order to stdout. A model with
- * state (LSTM, SVDF) carries it from set to set; with STEPS > 0 the harness resets it
- * (MCU_MODEL_RESET) after every STEPS sets, so the sets form sequences of STEPS runs each. Exit code
- * 0, or 1 on a short read in the middle of a set or a bad argument, 2 when the model fails.
+ * Usage: host_model [STEPS [SETS...]]. With one model and no SETS it reads input sets from stdin
+ * until EOF; otherwise model k reads SETS[k] input sets, the models in order. For each set: every
+ * input's raw bytes from stdin, a run, every output's raw bytes to stdout. A model with state is
+ * reset after every STEPS sets when STEPS > 0 (sequences of STEPS runs). Exit code 0; 1 on a short
+ * read or a bad argument; 2 when a model fails.
  */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "mcuforge_model.h"
+#include "host_models.h"
 
-static const uint32_t input_sizes[] = MCU_MODEL_INPUT_SIZES;
-static const uint32_t output_sizes[] = MCU_MODEL_OUTPUT_SIZES;
+static mcu_host_entry models[MCU_HOST_MAX_MODELS];
+static int num_models;
+
+void mcu_host_register(int index, mcu_host_entry entry)
+{
+    if (index >= 0 && index < MCU_HOST_MAX_MODELS) {
+        models[index] = entry;
+        num_models = index + 1 > num_models ? index + 1 : num_models;
+    }
+}
+
+static int count(const char *arg, long *value)
+{
+    char *end = NULL;
+    *value = strtol(arg, &end, 10);
+    return *arg != '\0' && *end == '\0' && *value >= 0;
+}
 
 int main(int argc, char **argv)
 {
     long steps = 0;
-    if (argc > 1) {
-        char *end = NULL;
-        steps = strtol(argv[1], &end, 10);
-        if (argc > 2 || *argv[1] == '\0' || *end != '\0' || steps < 0) {
-            fprintf(stderr, "usage: %s [STEPS]  (STEPS >= 0: reset the model's state after every STEPS input sets)\n",
-                    argv[0]);
+    if ((argc > 1 && !count(argv[1], &steps)) || (argc > 2 && argc - 2 != num_models)) {
+        fprintf(stderr, "usage: %s [STEPS [SETS x %d]]  (counts >= 0)\n", argv[0], num_models);
+        return 1;
+    }
+    for (int k = 0; k < num_models; k++) {
+        long sets = -1;
+        if (models[k] == NULL || (argc > 2 && !count(argv[2 + k], &sets)) || (argc <= 2 && num_models > 1)) {
+            fprintf(stderr, "%s: model %d missing, or several models without set counts\n", argv[0], k);
             return 1;
         }
+        const int rc = models[k](stdin, stdout, sets, steps);
+        if (rc) {
+            return rc;
+        }
     }
-    for (long done = 0;; done++) {
-        for (int i = 0; i < MCU_MODEL_NUM_INPUTS; i++) {
-            size_t got = fread(MCU_MODEL_INPUT_PTR(i), 1, input_sizes[i], stdin);
-            if (got == 0 && i == 0 && feof(stdin)) {
-                return 0;
-            }
-            if (got != input_sizes[i]) {
-                fprintf(stderr, "short read on input %d: %zu of %u bytes\n", i, got, (unsigned)input_sizes[i]);
-                return 1;
-            }
-        }
-#ifdef MCU_MODEL_RESET
-        if (steps > 0 && done > 0 && done % steps == 0) {
-            MCU_MODEL_RESET();
-        }
-#endif
-        if (MCU_MODEL_RUN() != 0) {
-            fprintf(stderr, "model run failed\n");
-            return 2;
-        }
-        for (int i = 0; i < MCU_MODEL_NUM_OUTPUTS; i++) {
-            fwrite(MCU_MODEL_OUTPUT_PTR(i), 1, output_sizes[i], stdout);
-        }
-        fflush(stdout);
-    }
+    fflush(stdout);
+    return 0;
 }
