@@ -1,0 +1,78 @@
+/*
+ * Portable kernels: the 16x8 family (int16 activations, int8 weights), declarations.
+ *
+ * TFLM's int16 overloads of its convolution and fully connected kernels ignore the input and output
+ * zero points (raw x * w products; the clamp bounds act_min/act_max still come from the output zero
+ * point) and, by the bias type:
+ *   int64 bias or none: an int64 accumulator, requantized by mcu_requantize_s64 (|acc| < 2^47,
+ *                       shift in [-31, 14]);
+ *   int32 bias (the *_acc32 kernels): an int32 accumulator that wraps, requantized by
+ *                       mcu_requantize (double rounding), as int8 layers are.
+ * The parameter structs are those of the int8 kernels (mcu_kernels_c.h, mcu_kernels_c_nn.h) with
+ * input_offset and output_offset 0 (unused). act_min <= act_max in [-32768, 32767].
+ */
+#ifndef MCU_KERNELS_C_S16_H
+#define MCU_KERNELS_C_S16_H
+
+#include <stdint.h>
+
+#include "mcuforge_fixedpoint.h"
+
+/** The end of a 16x8 layer: the exact sum of x * w products plus the bias (int64 from bias64, or
+    int32 wrapping from bias32; both NULL: no bias), requantized and clamped, no output offset. */
+static inline int16_t mcu_s16_output(int64_t sum, const int64_t *bias64, const int32_t *bias32, int32_t channel,
+                                     int32_t multiplier, int32_t shift, int32_t act_min, int32_t act_max)
+{
+    int32_t out;
+    if (bias32 != 0) {
+        const int32_t acc = (int32_t)((uint32_t)(uint64_t)sum + (uint32_t)bias32[channel]);
+        out = mcu_requantize(acc, multiplier, shift);
+    } else {
+        out = mcu_requantize_s64(bias64 != 0 ? sum + bias64[channel] : sum, multiplier, shift);
+    }
+    out = out < act_min ? act_min : out;
+    out = out > act_max ? act_max : out;
+    return (int16_t)out;
+}
+
+/* ---- CONV_2D: weights [out_c, k_h, k_w, in_c] -------------------------------------------------- */
+
+/** 16x8 NHWC convolution with an int64 bias [out_c] or none (NULL). */
+void mcu_conv_2d_s16(const mcu_conv_2d_params *p, const int16_t *input, const int8_t *weights, const int64_t *bias,
+                     const int32_t *multiplier, const int32_t *shift, int16_t *output);
+
+/** 16x8 NHWC convolution with an int32 bias [out_c] (int32 accumulator). */
+void mcu_conv_2d_s16_acc32(const mcu_conv_2d_params *p, const int16_t *input, const int8_t *weights,
+                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int16_t *output);
+
+/* ---- DEPTHWISE_CONV_2D: weights [1, k_h, k_w, out_c] ------------------------------------------- */
+
+/** 16x8 NHWC depthwise convolution with an int64 bias [out_c] or none (NULL). */
+void mcu_depthwise_conv_2d_s16(const mcu_depthwise_conv_2d_params *p, const int16_t *input, const int8_t *weights,
+                               const int64_t *bias, const int32_t *multiplier, const int32_t *shift,
+                               int16_t *output);
+
+/* ---- FULLY_CONNECTED: weights [units, depth]; weight_offset applies (per-tensor weights) ----------- */
+
+/** 16x8 fully connected layer with an int64 bias [units] or none (NULL):
+    output[r, u] = requantize(sum_d x[r, d] * (w[u, d] + weight_offset) + bias[u]). */
+void mcu_fully_connected_s16(const mcu_fully_connected_params *p, const int16_t *input, const int8_t *weights,
+                             const int64_t *bias, const int32_t *multiplier, const int32_t *shift, int16_t *output);
+
+/** 16x8 fully connected layer with an int32 bias [units] (int32 accumulator). */
+void mcu_fully_connected_s16_acc32(const mcu_fully_connected_params *p, const int16_t *input, const int8_t *weights,
+                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                   int16_t *output);
+
+/* ---- TRANSPOSE_CONV: weights [out_c, k_h, k_w, in_c] --------------------------------------------- */
+
+/** Scratch bytes of mcu_transpose_conv_s16: one int64 accumulator per output element. */
+#define MCU_TRANSPOSE_CONV_S16_SCRATCH_BYTES(batches, out_h, out_w, out_c) (8 * (batches) * (out_h) * (out_w) * (out_c))
+
+/** 16x8 NHWC transposed convolution with an int64 bias [out_c] or none (NULL). scratch:
+    MCU_TRANSPOSE_CONV_S16_SCRATCH_BYTES(...) bytes, 8-byte aligned, provided by the caller. */
+void mcu_transpose_conv_s16(const mcu_transpose_conv_params *p, const int16_t *input, const int8_t *weights,
+                            const int64_t *bias, const int32_t *multiplier, const int32_t *shift, int64_t *scratch,
+                            int16_t *output);
+
+#endif /* MCU_KERNELS_C_S16_H */
