@@ -75,4 +75,16 @@ void mcu_transpose_conv_s16(const mcu_transpose_conv_params *p, const int16_t *i
                             const int64_t *bias, const int32_t *multiplier, const int32_t *shift, int64_t *scratch,
                             int16_t *output);
 
+/* ---- ADD, SUB, MUL (mcu_kernels_c_arith.h's structs; offsets and clamp in the int16 range) ------- */
+
+/** int16 x1 + x2 with broadcasting and a fused activation; left_shift is 15. */
+void mcu_add_s16(const mcu_add_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
+
+/** int16 x1 - x2 with broadcasting and a fused activation; left_shift is 15. */
+void mcu_sub_s16(const mcu_sub_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
+
+/** int16 x1 * x2 with broadcasting and a fused activation; zero points 0 (offsets unused),
+    output_shift <= 0. */
+void mcu_mul_s16(const mcu_mul_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
+
 #endif /* MCU_KERNELS_C_S16_H */
