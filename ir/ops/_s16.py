@@ -64,11 +64,11 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, wide: bool, mult, shift
 # ---- support checks (docstrings are the user-facing sentences) -------------------------------------
 
 def int8_or_int16_activations(v: OpView) -> str | None:
-    """Input and output activations must both be int8, or both int16 (16x8: int16 activations with
-    int8 weights)."""
+    """Input and output activations must both be int8, or both int16 (with int8 weights where the op
+    has weights: 16x8)."""
     x, out = v.args[0].dtype, v.out.dtype
-    if x == out and x in ACTIVATION_DTYPES:
-        return None
+    if x == out:
+        return None if x in ACTIVATION_DTYPES else f"got {x}"
     return f"input {x}, output {out}"
 
 

@@ -87,4 +87,63 @@ void mcu_sub_s16(const mcu_sub_params *p, const int16_t *input1, const int16_t *
     output_shift <= 0. */
 void mcu_mul_s16(const mcu_mul_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 
+/* ---- LOGISTIC, TANH: TFLM's int16 table kernels ---------------------------------------------- */
+
+/** Parameters of mcu_logistic_s16 / mcu_tanh_s16: v = (x * input_multiplier + 2^(input_shift - 1))
+    >> input_shift brings x onto the table's scale 1 / (3 * 4096); input_multiplier in [1, 65535],
+    input_shift in [0, 31] (0 when input_multiplier > 32767). */
+typedef struct {
+    int32_t size, input_multiplier, input_shift;
+} mcu_logistic_tanh_s16_params;
+
+/** int16 sigmoid (output scale 2^-15): table is TFLM's sigmoid(i / 24) in Q0.16, 256 entries. */
+void mcu_logistic_s16(const mcu_logistic_tanh_s16_params *p, const int16_t *input, const uint16_t *table,
+                      int16_t *output);
+
+/** int16 tanh (output scale 2^-15), from the same sigmoid table. */
+void mcu_tanh_s16(const mcu_logistic_tanh_s16_params *p, const int16_t *input, const uint16_t *table,
+                  int16_t *output);
+
+/* ---- RELU, RELU6, LEAKY_RELU: int16 (TFLM's templated kernels) --------------------------------- */
+
+/** Parameters of mcu_relu_s16: out = clamp(requantize(x + input_offset, multiplier, shift) +
+    output_offset, act_min, act_max); offsets are 0 (TFLM requires int16 zero points of 0), shift
+    in [-31, 30], act_min <= act_max in [-32768, 32767]. */
+typedef struct {
+    int32_t size, input_offset, multiplier, shift, output_offset, act_min, act_max;
+} mcu_rescale_s16_params;
+
+/** int16 RELU (TFLM's ReluQuantized<int16_t>). */
+void mcu_relu_s16(const mcu_rescale_s16_params *p, const int16_t *input, int16_t *output);
+
+/** int16 RELU6 (TFLM's Relu6Quantized<int16_t>): clamp(x, act_min, act_max) in the input domain. */
+void mcu_relu6_s16(const mcu_relu6_params *p, const int16_t *input, int16_t *output);
+
+/** Parameters of mcu_leaky_relu_s16 (TFLM's QuantizeLeakyRelu<int16_t>): d = x + input_offset;
+    out = output_offset + (d >= 0 ? requantize(d, identity) : +/-requantize(d, alpha)), saturated to
+    int16; the alpha branch is negated when alpha_negative. Offsets in [-32767, 32768]. */
+typedef struct {
+    int32_t size, input_offset, output_offset;
+    int32_t identity_multiplier, identity_shift, alpha_multiplier, alpha_shift, alpha_negative;
+} mcu_leaky_relu_s16_params;
+
+/** int16 LEAKY_RELU. */
+void mcu_leaky_relu_s16(const mcu_leaky_relu_s16_params *p, const int16_t *input, int16_t *output);
+
+/* ---- SOFTMAX: int16 in, int16 out (TFLM's SoftmaxInt16) ----------------------------------------- */
+
+/** Parameters of mcu_softmax_s16: `rows` rows of `depth` values (depth in [1, 65538]); a difference
+    d = x - row max in [-65535, 0] is scaled by requantize(d, input_multiplier, input_shift),
+    input_shift <= 15. */
+typedef struct {
+    int32_t rows, depth, input_multiplier, input_shift;
+} mcu_softmax_s16_params;
+
+/** int16 softmax over the last axis (output scale 1/32768): exp_lut and one_over_one_plus_x_lut are
+    TFLM's 513-entry Q0.15 tables of exp over [-10, 0] and 1 / (1 + x) over [0, 1]. The output rows
+    hold the exponentials until they are normalised: the kernel reads each input element before it
+    writes the same output element. */
+void mcu_softmax_s16(const mcu_softmax_s16_params *p, const int16_t *input, const int16_t *exp_lut,
+                     const int16_t *one_over_one_plus_x_lut, int16_t *output);
+
 #endif /* MCU_KERNELS_C_S16_H */
