@@ -146,4 +146,26 @@ typedef struct {
 void mcu_softmax_s16(const mcu_softmax_s16_params *p, const int16_t *input, const int16_t *exp_lut,
                      const int16_t *one_over_one_plus_x_lut, int16_t *output);
 
+/* ---- AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (mcu_kernels_c_nn.h's structs; clamps in the int16 range) - */
+
+/** int16 NHWC average pooling (windows of at most 65536 elements). */
+void mcu_average_pool_2d_s16(const mcu_pool_2d_params *p, const int16_t *input, int16_t *output);
+
+/** int16 NHWC max pooling. */
+void mcu_max_pool_2d_s16(const mcu_pool_2d_params *p, const int16_t *input, int16_t *output);
+
+/** int16 mean over the reduced dimensions (TFLM's integer mean); output_offset in [-32768, 32767]. */
+void mcu_mean_s16(const mcu_mean_params *p, const int16_t *input, int16_t *output);
+
+/* ---- QUANTIZE between int16 and int32 (mcu_requantize_params; TFLM's Requantize) -------------------- */
+
+/** int16 -> int32 QUANTIZE (walks backwards: works in place). */
+void mcu_quantize_s16_s32(const mcu_requantize_params *p, const int16_t *input, int32_t *output);
+
+/** int32 -> int8 QUANTIZE; x - zero point and the result + zero point wrap as TFLM's int32 do. */
+void mcu_quantize_s32(const mcu_requantize_params *p, const int32_t *input, int8_t *output);
+
+/** int32 -> int16 QUANTIZE, as mcu_quantize_s32. */
+void mcu_quantize_s32_s16(const mcu_requantize_params *p, const int32_t *input, int16_t *output);
+
 #endif /* MCU_KERNELS_C_S16_H */
