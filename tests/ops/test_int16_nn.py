@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 import pytest
-from _int16 import check_against_tflm, int16_values
+from _int16 import add_conv, add_fc, add_tconv, build, check_against_tflm
 from mcuforge.frontend import load_tflite
 from mcuforge.ir import quant
 
@@ -24,67 +24,6 @@ from mcuforge.errors import UnsupportedError
 
 ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 BIASES = ("int64", "int32", None)
-
-
-def out_scale(x_scale: float, w_scales: np.ndarray, taps: int, spread: float = 1.0) -> float:
-    """An output scale that puts a typical accumulator (uniform int16 x int8 over `taps` products)
-    near `spread` times the int16 range, so the clamp is exercised."""
-    typical = np.sqrt(taps) * 18918 * 73 * float(np.mean(w_scales)) * x_scale  # std of uniform int16 / int8
-    return float(typical / (32767 * 0.5 * spread))
-
-
-def bias_values(rng, dtype, n, x_scale, w_scales):
-    """A bias as a converter writes it (real bias / (x_scale * w_scale)), sometimes large."""
-    if dtype is None:
-        return None
-    real = rng.normal(0, 2.0, n)
-    q = np.round(real / (x_scale * np.asarray(w_scales)))
-    lim = 2**31 - 1 if dtype == "int32" else 2**40
-    return np.clip(q, -lim, lim).astype(dtype)
-
-
-def add_conv(w, rng, *, ic, oc, k, stride=(1, 1), dil=(1, 1), padding="SAME", hw=(7, 6), bias="int64", act="NONE",
-             per_channel=True, zps=(0, 0), spread=1.0, depthwise=False):
-    """One CONV_2D (or DEPTHWISE_CONV_2D, oc = ic * multiplier) on its own input; returns (input
-    tensor, output tensor, input data)."""
-    kh, kw = k
-    x_s = float(rng.uniform(1e-4, 1e-3))
-    n_w = oc
-    w_s = rng.uniform(0.002, 0.02, n_w) if per_channel else np.full(n_w, rng.uniform(0.002, 0.02))
-    shape = (1, kh, kw, oc) if depthwise else (oc, kh, kw, ic)
-    W = rng.integers(-127, 128, shape).astype(np.int8)
-    taps = kh * kw * (1 if depthwise else ic)
-    y_s = out_scale(x_s, w_s, taps, spread)
-    x = w.tensor((1, *hw, ic), "int16", scale=x_s, zero_point=zps[0])
-    wt = w.tensor(shape, "int8", data=W, scale=list(w_s) if per_channel else float(w_s[0]),
-                  axis=3 if depthwise else 0)
-    ins = [x, wt]
-    b = bias_values(rng, bias, oc, x_s, w_s)
-    if b is not None:
-        ins.append(w.tensor((oc,), bias, data=b, scale=list(x_s * w_s), axis=0))
-    from mcuforge.ir.ops._common import out_size
-    oh = out_size(padding, hw[0], kh, stride[0], dil[0])
-    ow = out_size(padding, hw[1], kw, stride[1], dil[1])
-    y = w.tensor((1, oh, ow, oc), "int16", scale=y_s, zero_point=zps[1])
-    opts = dict(Padding=padding, StrideH=stride[0], StrideW=stride[1], DilationHFactor=dil[0],
-                DilationWFactor=dil[1], FusedActivationFunction=act)
-    if depthwise:
-        w.op("DEPTHWISE_CONV_2D", ins, [y], DepthMultiplier=oc // ic, **opts)
-    else:
-        w.op("CONV_2D", ins, [y], **opts)
-    return x, y, int16_values(rng, (1, *hw, ic))
-
-
-def build(cases, fn, seed: int):
-    rng = np.random.default_rng(seed)
-    w = ModelWriter()
-    xs, ys, data = [], [], []
-    for case in cases:
-        x, y, d = fn(w, rng, **case)
-        xs.append(x)
-        ys.append(y)
-        data.append(d)
-    return w.finish(xs, ys), data
 
 
 CONV_CASES = [
@@ -124,30 +63,6 @@ def test_depthwise_conv_2d(tmp_path):
     assert {b.kernel.function for b in compiled.program.bindings} == {"mcu_depthwise_conv_2d_s16"}
 
 
-def add_fc(w, rng, *, depth, units, rows=1, bias="int64", act="NONE", per_channel=True, w_zp=0, zps=(0, 0),
-           spread=1.0, keep_dims=False, scales=None, bias_data=None):
-    """One FULLY_CONNECTED; `scales` = (input, weight, output) and `bias_data` pin what is drawn."""
-    x_s = float(rng.uniform(1e-4, 1e-3))
-    w_s = rng.uniform(0.002, 0.02, units) if per_channel else np.full(units, rng.uniform(0.002, 0.02))
-    W = rng.integers(-127, 128, (units, depth)).astype(np.int8)
-    y_s = out_scale(x_s, w_s, depth, spread)
-    if scales is not None:
-        x_s, y_s = scales[0], scales[2]
-        w_s = np.full(units, scales[1])
-    in_shape = (rows, 2, depth) if keep_dims else (rows, depth)
-    x = w.tensor(in_shape, "int16", scale=x_s, zero_point=zps[0])
-    wt = w.tensor(W.shape, "int8", data=W, scale=list(w_s) if per_channel else float(w_s[0]),
-                  zero_point=0 if per_channel else w_zp)
-    ins = [x, wt]
-    b = bias_values(rng, bias, units, x_s, w_s) if bias_data is None else np.asarray(bias_data, dtype=bias)
-    if b is not None:
-        ins.append(w.tensor((units,), bias, data=b, scale=list(x_s * w_s) if per_channel else float(x_s * w_s[0])))
-    out_shape = (rows, 2, units) if keep_dims else (rows, units)
-    y = w.tensor(out_shape, "int16", scale=y_s, zero_point=zps[1])
-    w.op("FULLY_CONNECTED", ins, [y], FusedActivationFunction=act, KeepNumDims=keep_dims)
-    return x, y, int16_values(rng, in_shape)
-
-
 FC_CASES = [
     dict(depth=16, units=5),
     dict(depth=10, units=12, rows=3, bias=None),
@@ -165,26 +80,6 @@ def test_fully_connected(tmp_path):
     compiled = check_against_tflm(tmp_path, blob, data)
     fns = sorted({b.kernel.function for b in compiled.program.bindings})
     assert fns == ["mcu_fully_connected_s16", "mcu_fully_connected_s16_acc32"], fns
-
-
-def add_tconv(w, rng, *, ic, oc, k, stride, hw, out_hw, padding="SAME", bias="int64", act="NONE",
-              per_channel=True, zps=(0, 0), spread=1.0):
-    x_s = float(rng.uniform(1e-4, 1e-3))
-    w_s = rng.uniform(0.002, 0.02, oc) if per_channel else np.full(oc, rng.uniform(0.002, 0.02))
-    W = rng.integers(-127, 128, (oc, *k, ic)).astype(np.int8)
-    overlap = max(1, (k[0] // stride[0]) * (k[1] // stride[1]))
-    y_s = out_scale(x_s, w_s, ic * overlap, spread)
-    shape = w.tensor((4,), "int32", data=np.array([1, *out_hw, oc]))
-    wt = w.tensor(W.shape, "int8", data=W, scale=list(w_s) if per_channel else float(w_s[0]), axis=0)
-    x = w.tensor((1, *hw, ic), "int16", scale=x_s, zero_point=zps[0])
-    ins = [shape, wt, x]
-    b = bias_values(rng, bias, oc, x_s, w_s)
-    if b is not None:
-        ins.append(w.tensor((oc,), bias, data=b, scale=list(x_s * w_s), axis=0))
-    y = w.tensor((1, *out_hw, oc), "int16", scale=y_s, zero_point=zps[1])
-    w.op("TRANSPOSE_CONV", ins, [y], Padding=padding, StrideH=stride[0], StrideW=stride[1],
-         FusedActivationFunction=act)
-    return x, y, int16_values(rng, (1, *hw, ic))
 
 
 TCONV_CASES = [
