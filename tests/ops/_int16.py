@@ -13,6 +13,7 @@ from mcuforge.ir.ops._common import out_size
 from devtools.tflite_writer import ModelWriter
 
 from mcuforge.driver import Options, compile_model
+from mcuforge.errors import UnsupportedError
 from mcuforge.oracle import run_tflm
 from mcuforge.verify import verify_host
 
@@ -169,3 +170,19 @@ def add_tconv(w, rng, *, ic, oc, k, stride, hw, out_hw, padding="SAME", bias="in
     w.op("TRANSPOSE_CONV", ins, [y], Padding=padding, StrideH=stride[0], StrideW=stride[1],
          FusedActivationFunction=act)
     return x, y, int16_values(rng, (1, *hw, ic))
+
+
+def refusals(tmp_path: Path, blob: bytes) -> list[tuple[int, str]]:
+    """(operator index, reason) of every refusal mcuforge reports for a model that must not load."""
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(blob)
+    try:
+        load_tflite(path)
+    except UnsupportedError as e:
+        return [(i, why) for i, _, why in e.problems]
+    raise AssertionError("the model loaded")
+
+
+def kernels(compiled) -> set[str]:
+    """The C functions a compiled model calls (views, which run no kernel, left out)."""
+    return {b.kernel.function for b in compiled.program.bindings if not b.kernel.view}

@@ -11,16 +11,12 @@ requantization's reduced multiplier (including multipliers from 0x7FFF0000 up) a
 
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
-import pytest
-from _int16 import add_conv, add_fc, add_tconv, build, check_against_tflm
-from mcuforge.frontend import load_tflite
+from _int16 import add_conv, add_fc, add_tconv, build, check_against_tflm, kernels, refusals
 from mcuforge.ir import quant
 
 from devtools.tflite_writer import ModelWriter
-from mcuforge.errors import UnsupportedError
 
 ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 BIASES = ("int64", "int32", None)
@@ -43,7 +39,7 @@ CONV_CASES = [
 def test_conv_2d(tmp_path):
     blob, data = build(CONV_CASES, add_conv, 1)
     compiled = check_against_tflm(tmp_path, blob, data)
-    fns = sorted({b.kernel.function for b in compiled.program.bindings})
+    fns = sorted(kernels(compiled))
     assert fns == ["mcu_conv_2d_s16", "mcu_conv_2d_s16_acc32"], fns
 
 
@@ -60,7 +56,7 @@ DW_CASES = [
 def test_depthwise_conv_2d(tmp_path):
     blob, data = build([dict(c, depthwise=True) for c in DW_CASES], add_conv, 2)
     compiled = check_against_tflm(tmp_path, blob, data)
-    assert {b.kernel.function for b in compiled.program.bindings} == {"mcu_depthwise_conv_2d_s16"}
+    assert kernels(compiled) == {"mcu_depthwise_conv_2d_s16"}
 
 
 FC_CASES = [
@@ -78,7 +74,7 @@ FC_CASES = [
 def test_fully_connected(tmp_path):
     blob, data = build(FC_CASES, add_fc, 3)
     compiled = check_against_tflm(tmp_path, blob, data)
-    fns = sorted({b.kernel.function for b in compiled.program.bindings})
+    fns = sorted(kernels(compiled))
     assert fns == ["mcu_fully_connected_s16", "mcu_fully_connected_s16_acc32"], fns
 
 
@@ -94,7 +90,7 @@ TCONV_CASES = [
 def test_transpose_conv(tmp_path):
     blob, data = build(TCONV_CASES, add_tconv, 4)
     compiled = check_against_tflm(tmp_path, blob, data)
-    assert {b.kernel.function for b in compiled.program.bindings} == {"mcu_transpose_conv_s16"}
+    assert kernels(compiled) == {"mcu_transpose_conv_s16"}
 
 
 def edge_scales(real: float) -> tuple[float, float, float]:
@@ -127,14 +123,6 @@ def test_requantization_edges(tmp_path):
     assert multiplier_of(EDGE_CASES[1]["scales"])[0] >= 0x7FFF0000
     assert multiplier_of(EDGE_CASES[2]["scales"])[1] == quant.MAX_LEFT_SHIFT_64
     check_against_tflm(tmp_path, *build(EDGE_CASES, add_fc, 5))
-
-
-def refusals(tmp_path, blob) -> list[tuple[int, str]]:
-    path = tmp_path / "bad.tflite"
-    path.write_bytes(blob)
-    with pytest.raises(UnsupportedError) as e:
-        load_tflite(path)
-    return [(i, why) for i, _, why in e.value.problems]
 
 
 def test_rules(tmp_path):

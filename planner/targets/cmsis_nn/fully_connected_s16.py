@@ -16,10 +16,9 @@ from .common import Composite, Lowered
 
 def check(caps: dict[str, Expr]) -> str | None:
     """16x8 (int16 activations, symmetric int8 weights) in the default weights format."""
-    problem = _s16.int16_io(caps) or _s16.symmetric_int8_weights(caps)
-    if problem:
-        return problem
-    return None if caps["root"].attrs.get("weights_format", "DEFAULT") == "DEFAULT" else "weights format"
+    layout = caps["root"].attrs.get("weights_format", "DEFAULT")
+    return (_s16.int16_io(caps) or _s16.symmetric_int8_weights(caps)
+            or (None if layout == "DEFAULT" else "weights format"))
 
 
 def lower(call: Call) -> Lowered:
