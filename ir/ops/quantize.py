@@ -105,8 +105,8 @@ def reference_dequantize(args, v: OpView):
 # ---- support checks -------------------------------------------------------------------------------
 
 def quantize_types(v: OpView) -> str | None:
-    """QUANTIZE must go from float32 to int8 or int16, or between int8, int16 and int32 (all but int32
-    to int32), or from uint8 to int8 and back."""
+    """QUANTIZE must go from float32 to int8 or int16, between int8, int16 and int32 (all but int32 to
+    int32), or uint8 to or from int8."""
     pair = (v.args[0].dtype, v.out.dtype)
     return None if pair in QUANTIZE_PAIRS else f"{pair[0]} to {pair[1]}"
 
