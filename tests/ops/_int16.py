@@ -186,3 +186,8 @@ def refusals(tmp_path: Path, blob: bytes) -> list[tuple[int, str]]:
 def kernels(compiled) -> set[str]:
     """The C functions a compiled model calls (views, which run no kernel, left out)."""
     return {b.kernel.function for b in compiled.program.bindings if not b.kernel.view}
+def edge_scales(real: float) -> tuple[float, float, float]:
+    """(input, weight, output) float32 scales whose effective multiplier, computed as TFLM does
+    (double products of the float32 scales), is `real` to float32 precision."""
+    x_s, w_s = 2.0 ** -12, 2.0 ** -7
+    return x_s, w_s, float(np.float32(x_s * w_s / real))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _int16 import add_conv, add_fc, build, kernels
+from _int16 import add_conv, add_fc, build, edge_scales, kernels
 from mcuforge.planner.targets.cmsis_nn import _s16
 
 from mcuforge.driver import compile_model
@@ -32,6 +32,8 @@ FC = [
     dict(depth=64, units=4, bias="int32"),
     dict(depth=700, units=6, strong=True, spread=6.0),  # several chunks
     dict(depth=9, units=1, act="RELU_N1_TO_1", spread=4.0),
+    dict(depth=12, units=3, scales=edge_scales(0.75 * 2.0 ** 12)),  # shift 13: WIDE records (no HIGH form)
+    dict(depth=700, units=2, strong=True, scales=edge_scales(0.75 * 2.0)),  # WIDE records, several chunks
 ]
 DW = [
     dict(ic=8, oc=8, k=(3, 3), depthwise=True),
@@ -61,6 +63,18 @@ def test_chunks_are_exercised():
     big = np.full((1, 576), 127, np.int8)
     assert _s16.chunk(big, True) == 512 and _s16.chunk(big, False) == 576
     assert _s16.chunk(np.full((2, 700), -127, np.int8), True) < 700
+
+
+def test_every_output_stage_is_exercised(tmp_path):
+    """The cases reach the three kinds of records (HIGH, WIDE, NARROW), one and several chunks."""
+    seen = set()
+    for name in MODELS:
+        compiled, _, _ = compiled_model(tmp_path, name)
+        for b in compiled.program.bindings:
+            p = b.kernel.params
+            if b.kernel.info.target == "cmsis-nn":
+                seen.add((p["mode"], p.get("chunk", 0) < p.get("depth8", 0)))
+    assert {(_s16.HIGH, False), (_s16.HIGH, True), (_s16.WIDE, False), (_s16.WIDE, True), (_s16.NARROW, False)} <= seen
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -11,9 +11,8 @@ requantization's reduced multiplier (including multipliers from 0x7FFF0000 up) a
 
 from __future__ import annotations
 
-
 import numpy as np
-from _int16 import add_conv, add_fc, add_tconv, build, check_against_tflm, kernels, refusals
+from _int16 import add_conv, add_fc, add_tconv, build, check_against_tflm, edge_scales, kernels, refusals
 from mcuforge.ir import quant
 
 from devtools.tflite_writer import ModelWriter
@@ -91,13 +90,6 @@ def test_transpose_conv(tmp_path):
     blob, data = build(TCONV_CASES, add_tconv, 4)
     compiled = check_against_tflm(tmp_path, blob, data)
     assert kernels(compiled) == {"mcu_transpose_conv_s16"}
-
-
-def edge_scales(real: float) -> tuple[float, float, float]:
-    """(input, weight, output) float32 scales whose effective multiplier, computed as TFLM does
-    (double products of the float32 scales), is `real` to float32 precision."""
-    x_s, w_s = 2.0 ** -12, 2.0 ** -7
-    return x_s, w_s, float(np.float32(x_s * w_s / real))
 
 
 def multiplier_of(scales) -> tuple[int, int]:

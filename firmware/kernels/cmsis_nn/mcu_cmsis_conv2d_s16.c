@@ -50,14 +50,14 @@ void mcu_cmsis_conv2d_s16(const mcu_cmsis_conv_s16_params *p, const int16_t *inp
             int64_t s64[4];
             const int32_t one = mcu_cmsis_s16_tile2x2(tile, weights + ch * depth8, depth8, p->chunk, s32, s64);
             const int32_t *r0 = rq + 4 * ch;
-            out0[ch] = mcu_cmsis_s16_result(one, s32, s64, 0, r0, p->wide, p->act_min, p->act_max);
+            out0[ch] = mcu_cmsis_s16_result(one, s32, s64, 0, r0, p->mode, p->act_min, p->act_max);
             if (two) {
-                out1[ch] = mcu_cmsis_s16_result(one, s32, s64, 1, r0, p->wide, p->act_min, p->act_max);
+                out1[ch] = mcu_cmsis_s16_result(one, s32, s64, 1, r0, p->mode, p->act_min, p->act_max);
             }
             if (ch + 1 < out_c) {
-                out0[ch + 1] = mcu_cmsis_s16_result(one, s32, s64, 2, r0 + 4, p->wide, p->act_min, p->act_max);
+                out0[ch + 1] = mcu_cmsis_s16_result(one, s32, s64, 2, r0 + 4, p->mode, p->act_min, p->act_max);
                 if (two) {
-                    out1[ch + 1] = mcu_cmsis_s16_result(one, s32, s64, 3, r0 + 4, p->wide, p->act_min, p->act_max);
+                    out1[ch + 1] = mcu_cmsis_s16_result(one, s32, s64, 3, r0 + 4, p->mode, p->act_min, p->act_max);
                 }
             }
         }

@@ -9,12 +9,12 @@
 
 /** Parameters of mcu_cmsis_conv2d_s16 (batch 1). depth8 = k_h * k_w * in_c rounded up to a multiple
     of 8; chunk (a multiple of 8) the depth values summed in int32 before int64 (>= depth8: one
-    chunk); wide 1 for TFLM's int64 requantization (int64 bias or none), 0 for the int32 one (int32
-    bias); act_min <= act_max in [-32768, 32767]. */
+    chunk); mode the output stage's kind (mcu_cmsis_s16.h: WIDE or HIGH for TFLM's int64
+    requantization, NARROW for its int32 one); act_min <= act_max in [-32768, 32767]. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-    int32_t depth8, chunk, wide, act_min, act_max;
+    int32_t depth8, chunk, mode, act_min, act_max;
 } mcu_cmsis_conv_s16_params;
 
 /** Scratch bytes: the two-column tile and one natural-order column, int16. */

@@ -27,7 +27,7 @@ void mcu_cmsis_fully_connected_s16(const mcu_cmsis_fc_s16_params *p, const int16
             int64_t s64[4];
             const int32_t one = mcu_cmsis_s16_tile1x4(tile, weights + u * depth8, depth8, p->chunk, s32, s64);
             for (int32_t i = 0; i < 4 && u + i < units; i++) {
-                output[u + i] = mcu_cmsis_s16_result(one, s32, s64, i, rq + 4 * (u + i), p->wide, p->act_min,
+                output[u + i] = mcu_cmsis_s16_result(one, s32, s64, i, rq + 4 * (u + i), p->mode, p->act_min,
                                                      p->act_max);
             }
         }

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 /** Parameters of mcu_cmsis_fully_connected_s16: `rows` input rows of `depth` values; depth8, chunk,
-    wide and the clamp as mcu_cmsis_conv_s16_params (symmetric weights: no weight offset). */
+    mode and the clamp as mcu_cmsis_conv_s16_params (symmetric weights: no weight offset). */
 typedef struct {
-    int32_t rows, depth, units, depth8, chunk, wide, act_min, act_max;
+    int32_t rows, depth, units, depth8, chunk, mode, act_min, act_max;
 } mcu_cmsis_fc_s16_params;
 
 /** Scratch bytes: the one-column tile and a zero-padded copy of a row, int16. */

@@ -9,11 +9,16 @@
  * Most layers need one chunk: the int64 sum is then never formed. With an int32 bias TFLM itself
  * sums in int32 (wrapping), and so does one chunk of any length here.
  *
- * Output stage, one record of four int32 per output channel (`rq`), computed at compile time:
- *   wide (int64 bias or none): {pre low, pre high, reduced, total}: out = (acc * reduced + pre) >>
- *     total, truncated to int32, where reduced is TFLM's multiplier rounded to Q0.15, total = 15 -
- *     shift and pre = bias * reduced + 2^(total - 1): TFLM's int64 requantization of acc + bias;
- *   narrow (int32 bias): {bias, multiplier, shift, 0}: out = requantize(acc + bias) in int32.
+ * Output stage, one record of four int32 per output channel (`rq`), computed at compile time, by the
+ * layer's `mode`:
+ *   MCU_CMSIS_S16_WIDE (int64 bias or none): {pre low, pre high, reduced, total}: out = (acc * reduced
+ *     + pre) >> total, truncated to int32, where reduced is TFLM's multiplier rounded to Q0.15,
+ *     total = 15 - shift and pre = bias * reduced + 2^(total - 1): TFLM's int64 requantization;
+ *   MCU_CMSIS_S16_HIGH, the same arithmetic where every channel allows it: reduced and pre scaled by
+ *     2^k, k = max(0, 32 - total), so that out = high word of (acc * reduced + pre), shifted right by
+ *     max(0, total - 32): one SMLAL and one ASR;
+ *   MCU_CMSIS_S16_NARROW (int32 bias): {bias, multiplier, shift, 0}: out = requantize(acc + bias) in
+ *     int32 (TFLM's double rounding).
  * Then the clamp, no output offset (TFLM's 16x8 kernels ignore zero points).
  *
  * Layouts (depth8 = the depth rounded up to a multiple of 8; padding is zeros):
@@ -49,19 +54,31 @@ static inline int64_t mcu_cmsis_s16_pre(const int32_t *rq)
     return (int64_t)(((uint64_t)(uint32_t)rq[1] << 32) | (uint32_t)rq[0]);
 }
 
-/** An int32 partial sum (one chunk) through the channel's record. */
-static inline int32_t mcu_cmsis_s16_out32(int32_t acc, const int32_t *rq, int32_t wide)
+enum { MCU_CMSIS_S16_NARROW = 0, MCU_CMSIS_S16_WIDE = 1, MCU_CMSIS_S16_HIGH = 2 };
+
+/** HIGH records: the high word of acc * reduced + pre (one SMLAL), shifted right. */
+static inline int32_t mcu_cmsis_s16_high(int32_t acc, const int32_t *rq)
 {
-    if (wide) {
+    return (int32_t)(((int64_t)acc * rq[2] + mcu_cmsis_s16_pre(rq)) >> 32) >> rq[3];
+}
+
+/** An int32 sum (one chunk) through the channel's record. */
+static inline int32_t mcu_cmsis_s16_out32(int32_t acc, const int32_t *rq, int32_t mode)
+{
+    if (mode == MCU_CMSIS_S16_HIGH) {
+        return mcu_cmsis_s16_high(acc, rq);
+    }
+    if (mode == MCU_CMSIS_S16_WIDE) {
         return (int32_t)(((int64_t)acc * rq[2] + mcu_cmsis_s16_pre(rq)) >> rq[3]);
     }
     return mcu_requantize((int32_t)((uint32_t)acc + (uint32_t)rq[0]), rq[1], rq[2]);
 }
 
-/** An int64 sum (several chunks, wide records only) through the channel's record. */
-static inline int32_t mcu_cmsis_s16_out64(int64_t acc, const int32_t *rq)
+/** An int64 sum (several chunks: WIDE or HIGH records) through the channel's record. */
+static inline int32_t mcu_cmsis_s16_out64(int64_t acc, const int32_t *rq, int32_t mode)
 {
-    return (int32_t)((acc * rq[2] + mcu_cmsis_s16_pre(rq)) >> rq[3]);
+    const int64_t x = acc * rq[2] + mcu_cmsis_s16_pre(rq);
+    return mode == MCU_CMSIS_S16_HIGH ? (int32_t)(x >> 32) >> rq[3] : (int32_t)(x >> rq[3]);
 }
 
 /* ---- columns --------------------------------------------------------------------------------------- */
@@ -254,9 +271,9 @@ MCU_CMSIS_S16_TILE(mcu_cmsis_s16_tile1x4, mcu_cmsis_s16_dot1x4, 8, 32)
 
 /** One output: sum i of the tile through the channel's record, clamped. */
 static inline int16_t mcu_cmsis_s16_result(int32_t one_chunk, const int32_t sum32[4], const int64_t sum64[4],
-                                           int32_t i, const int32_t *rq, int32_t wide, int32_t lo, int32_t hi)
+                                           int32_t i, const int32_t *rq, int32_t mode, int32_t lo, int32_t hi)
 {
-    const int32_t v = one_chunk ? mcu_cmsis_s16_out32(sum32[i], rq, wide) : mcu_cmsis_s16_out64(sum64[i], rq);
+    const int32_t v = one_chunk ? mcu_cmsis_s16_out32(sum32[i], rq, mode) : mcu_cmsis_s16_out64(sum64[i], rq, mode);
     return mcu_cmsis_s16_clamp(v, lo, hi);
 }
 

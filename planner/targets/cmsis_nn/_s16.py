@@ -49,25 +49,39 @@ def depth8(depth: int) -> int:
     return -(-depth // GROUP) * GROUP
 
 
-def records(call: Call, channels: int) -> tuple[bool, np.ndarray, dict[str, int]]:
-    """(wide, the output-stage records int32 [channels, 4], the clamp) of a 16x8 layer (mcu_cmsis_s16.h):
-    wide {pre low, pre high, reduced, total} with pre = bias * reduced + 2^(total - 1), total = 15 -
-    shift; narrow {bias, multiplier, shift, 0}."""
+NARROW, WIDE, HIGH = 0, 1, 2  # the output stage's kinds (the kernels' `mode` parameter)
+
+
+def records(call: Call, rows: np.ndarray) -> tuple[int, np.ndarray, dict[str, int]]:
+    """(mode, the output-stage records int32 [channels, 4], the clamp) of a 16x8 layer whose weight rows
+    are `rows` [channels, depth] (mcu_cmsis_s16.h):
+      NARROW (int32 bias): {bias, multiplier, shift, 0};
+      WIDE: {pre low, pre high, reduced, total}, pre = bias * reduced + 2^(total - 1), total = 15 - shift;
+      HIGH, WIDE where every channel allows it: reduced and pre scaled by 2^k, k = max(0, 32 - total),
+        {pre low, pre high, reduced << k, max(0, total - 32)}, so that the result is the high word of
+        one SMLAL shifted right: exact when reduced << k fits in int32 and no sum overflows int64."""
     x, w, out = call.args[0].type, call.args[1].type, call.type
+    channels = rows.shape[0]
     mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, channels)
     bias = call.args[2].data.astype(np.int64).reshape(channels) if len(call.args) > 2 else np.zeros(channels, np.int64)
-    wide = _s16.wide_accumulator(call.args[2].type.dtype if len(call.args) > 2 else None)
-    rq = np.zeros((channels, 4), dtype=np.int64)
-    if wide:
-        reduced = quant.reduced_multiplier(mult)
-        total = 15 - shift
-        for ch in range(channels):  # Python ints: the product is exact (|bias| < 2^47, reduced <= 2^15)
-            pre = int(bias[ch]) * int(reduced[ch]) + (1 << (int(total[ch]) - 1))
-            rq[ch] = [pre & 0xFFFFFFFF, (pre >> 32) & 0xFFFFFFFF, reduced[ch], total[ch]]
-    else:
-        rq[:, 0], rq[:, 1], rq[:, 2] = bias, mult, shift
     lo, hi = c.act_clamp(call)
-    return wide, quant.wrap_int32(rq).astype(np.int32), {"act_min": lo, "act_max": hi}
+    clamp = {"act_min": lo, "act_max": hi}
+    if not _s16.wide_accumulator(call.args[2].type.dtype if len(call.args) > 2 else None):
+        rq = np.stack([bias, mult, shift, np.zeros(channels, np.int64)], axis=1)
+        return NARROW, quant.wrap_int32(rq).astype(np.int32), clamp
+    reduced, total = quant.reduced_multiplier(mult), 15 - shift
+    wsum = np.abs(rows.astype(np.int64)).sum(axis=1)
+    wide, high = [], []
+    for ch in range(channels):  # Python ints: exact
+        red, tot, b = int(reduced[ch]), int(total[ch]), int(bias[ch])
+        pre = b * red + (1 << (tot - 1))
+        wide.append([pre, red, tot])
+        k = max(0, 32 - tot)
+        bound = ((int(wsum[ch]) << 15) + abs(b)) * (red << k) + (pre << k if pre > 0 else -pre << k)
+        high.append([pre << k, red << k, max(0, tot - 32)] if (red << k) < 2**31 and bound < 2**63 else None)
+    mode, chosen = (HIGH, high) if all(h is not None for h in high) else (WIDE, wide)
+    rq = np.array([[v & 0xFFFFFFFF, (v >> 32) & 0xFFFFFFFF, r, t] for v, r, t in chosen], dtype=np.int64)
+    return mode, quant.wrap_int32(rq).astype(np.int32), clamp
 
 
 def chunk(rows: np.ndarray, wide: bool) -> int:
@@ -106,9 +120,9 @@ def weight_rows(tiles: np.ndarray, tile: int, channels: int, depth: int) -> np.n
 
 
 def lowering(call: Call, rows: np.ndarray, tile: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The parameters (depth8, chunk, wide, clamp) and constants (weights, rq) of a 16x8 gemm layer."""
-    wide, rq, clamp = records(call, rows.shape[0])
-    params = {"depth8": depth8(rows.shape[1]), "chunk": chunk(rows, wide), "wide": int(wide), **clamp}
+    """The parameters (depth8, chunk, mode, clamp) and constants (weights, rq) of a 16x8 gemm layer."""
+    mode, rq, clamp = records(call, rows)
+    params = {"depth8": depth8(rows.shape[1]), "chunk": chunk(rows, mode != NARROW), "mode": mode, **clamp}
     return params, {"weights": weight_tiles(rows, tile), "rq": rq.reshape(-1)}
 
 
@@ -119,8 +133,10 @@ def outputs(acc: np.ndarray, kc: KernelCall) -> np.ndarray:
     p = kc.params
     rq = kc.constants["rq"].reshape(-1, 4).astype(np.int64)
     acc = np.asarray(acc, dtype=np.int64)
-    if p["wide"]:
-        pre = (rq[:, 0] & 0xFFFFFFFF) | (rq[:, 1] << 32)
+    pre = (rq[:, 0] & 0xFFFFFFFF) | (rq[:, 1] << 32)
+    if p["mode"] == HIGH:
+        out = quant.wrap_int32((acc * rq[:, 2] + pre) >> 32) >> rq[:, 3]
+    elif p["mode"] == WIDE:
         out = quant.wrap_int32((acc * rq[:, 2] + pre) >> rq[:, 3])
     else:
         out = quant.multiply_by_quantized_multiplier(quant.wrap_int32(acc + rq[:, 0]), rq[:, 1], rq[:, 2])

@@ -1,8 +1,8 @@
 """16x8 DEPTHWISE_CONV_2D on cmsis-nn: mcu_cmsis_dwconv2d_s16 (depth multiplier 1, channels a multiple of
-4), four channels per pass over pairs of taps: DSP SMLAD on [x(t+1) : x(t)] pairs against weight pairs
-laid out here, Helium four channels per vector; interior pixels read the input through a tap offset
-table, border pixels a zero-padded window. TFLM's int64 requantization in per-channel records (_s16.py);
-one int32 chunk always suffices (fewer than 516 taps)."""
+4), four channels per pass over the taps of each window clipped to the input: DSP LDRD of four inputs and
+four int16 weights (laid out here as [channels / 4][taps][4]) and SMLABB / SMLATT, Helium four channels
+per vector. TFLM's int64 requantization in per-channel records (_s16.py); one int32 chunk always
+suffices (fewer than 516 taps)."""
 
 from __future__ import annotations
 
@@ -31,50 +31,29 @@ def check(caps: dict[str, Expr]) -> str | None:
     return None if w.shape[1] * w.shape[2] <= MAX_TAPS else "taps"
 
 
-def weight_pairs(w: np.ndarray) -> np.ndarray:
-    """[taps, channels] int8 weights as the kernel reads them (mcu_cmsis_dwconv2d_s16.h): per group of 4
-    channels, per tap pair one int16 pair per channel (tap t low), an odd last tap's 4 int16 in order."""
+def weight_groups(w: np.ndarray) -> np.ndarray:
+    """[taps, channels] int8 weights as the kernel reads them: int16 [channels / 4][taps][4]."""
     taps, ch = w.shape
-    out = []
-    for g in range(0, ch, 4):
-        block = w[:, g:g + 4].astype(np.int16)
-        for t in range(0, taps - 1, 2):
-            out.append(block[t:t + 2].T.reshape(-1))  # channel j: w(t), w(t+1)
-        if taps % 2:
-            out.append(block[-1])
-    return np.concatenate(out).astype(np.int16)
+    return np.ascontiguousarray(w.reshape(taps, ch // 4, 4).transpose(1, 0, 2)).reshape(-1).astype(np.int16)
 
 
 def lower(call: Call) -> Lowered:
     w = call.args[1].data  # [1, KH, KW, C]
     _, kh, kw, ch = w.shape
     g = c.window(call, kh, kw)
-    wide, rq, clamp = _s16.records(call, ch)
-    interior = [(ky * g.dil_h * g.in_w + kx * g.dil_w) * ch for ky in range(kh) for kx in range(kw)]
+    mode, rq, clamp = _s16.records(call, w.reshape(kh * kw, ch).T)
     params = {**g.fields("in_h", "in_w"), "channels": ch, **g.fields("out_h", "out_w", "k_h", "k_w", "stride_h",
                                                                       "stride_w", "dil_h", "dil_w", "pad_top",
                                                                       "pad_left"),
-              "taps": kh * kw, "wide": int(wide), **clamp}
-    consts = {"weights": weight_pairs(w.reshape(kh * kw, ch)),
-              "offsets": np.array(interior + [t * ch for t in range(kh * kw)], dtype=np.int32), "rq": rq.reshape(-1)}
-    return Lowered("mcu_cmsis_dwconv2d_s16", params, consts, model,
-                   common.scratch_size("MCU_CMSIS_DWCONV2D_S16_SCRATCH_BYTES", kh * kw, ch),
-                   struct="mcu_cmsis_dw_s16_params", op_args=1)
+              "taps": kh * kw, "mode": mode, **clamp}
+    consts = {"weights": weight_groups(w.reshape(kh * kw, ch)), "rq": rq.reshape(-1)}
+    return Lowered("mcu_cmsis_dwconv2d_s16", params, consts, model, struct="mcu_cmsis_dw_s16_params", op_args=1)
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
     p = kc.params
     taps, ch = p["taps"], p["channels"]
-    w = np.zeros((taps, ch), dtype=np.int64)  # undo weight_pairs
-    flat = kc.constants["weights"].astype(np.int64)
-    k = 0
-    for g in range(0, ch, 4):
-        for t in range(0, taps - 1, 2):
-            w[t:t + 2, g:g + 4] = flat[k:k + 8].reshape(4, 2).T
-            k += 8
-        if taps % 2:
-            w[-1, g:g + 4] = flat[k:k + 4]
-            k += 4
+    w = kc.constants["weights"].astype(np.int64).reshape(ch // 4, taps, 4).transpose(1, 0, 2).reshape(taps, ch)
     geom = {**p, "in_c": ch, "out_c": ch}
     windows = common.padded_windows(args[0], geom, fill=0).reshape(p["out_h"], p["out_w"], taps, ch)
     acc = (windows * w).sum(axis=2)
