@@ -41,12 +41,14 @@ static inline void dw_group(const mcu_cmsis_dw_s16_params *p, const int16_t *inp
     vst1q_s32(acc, sum);
 #elif defined(MCU_CMSIS_USE_DSP)
     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (int32_t ky = ky0; ky < ky1; ky++) {
-        const int16_t *xp = input + (base + ky * row_step + kx0 * col_step);
-        const int32_t *wp = (const int32_t *)(const void *)(w + 4 * (ky * p->k_w + kx0));
-        for (int32_t kx = kx0; kx < kx1; kx++, xp += col_step) {
+    const int32_t cols = kx1 - kx0, step = col_step * (int32_t)sizeof(int16_t);
+    const int32_t *wp = (const int32_t *)(const void *)(w + 4 * (ky0 * p->k_w + kx0));
+    const int32_t w_skip = 2 * (p->k_w - cols); /* words of the clipped taps at a row's ends */
+    for (int32_t ky = ky0; ky < ky1; ky++, wp += w_skip) {
+        const uint8_t *xp = (const uint8_t *)(input + (base + ky * row_step + kx0 * col_step));
+        for (int32_t kx = cols; kx > 0; kx--, xp += step) { /* one tap: four inputs, four weights */
             int32_t x01, x23, w01, w23;
-            mcu_ldrd_inc((const int32_t *)(const void *)xp, &x01, &x23);
+            mcu_cmsis_s16_ldrd(xp, &x01, &x23);
             wp = mcu_ldrd_inc(wp, &w01, &w23);
             mcu_smlabb_acc(&a0, x01, w01);
             mcu_smlatt_acc(&a1, x01, w01);

@@ -81,6 +81,24 @@ static inline int32_t mcu_cmsis_s16_out64(int64_t acc, const int32_t *rq, int32_
     return mode == MCU_CMSIS_S16_HIGH ? (int32_t)(x >> 32) >> rq[3] : (int32_t)(x >> rq[3]);
 }
 
+#if defined(MCU_CMSIS_USE_DSP)
+/** LDRD without write-back: two words at p (word aligned) into *a, *b. */
+static inline void mcu_cmsis_s16_ldrd(const void *p, int32_t *a, int32_t *b)
+{
+#if defined(MCU_CMSIS_DSP_EMULATE)
+    int32_t v[2];
+    memcpy(v, p, sizeof v);
+    *a = v[0];
+    *b = v[1];
+#else
+    int32_t lo, hi;
+    __asm__("ldrd %0, %1, [%2]" : "=r"(lo), "=r"(hi) : "r"(p), "m"(*(const int32_t(*)[2])p));
+    *a = lo;
+    *b = hi;
+#endif
+}
+#endif
+
 /* ---- columns --------------------------------------------------------------------------------------- */
 
 /** Column j of a tile of `cols` columns from a natural-order column of depth8 values. Helium: for
