@@ -50,6 +50,13 @@ void mcu_cmsis_conv2d_s16(const mcu_cmsis_conv_s16_params *p, const int16_t *inp
             int64_t s64[4];
             const int32_t one = mcu_cmsis_s16_tile2x2(tile, weights + ch * depth8, depth8, p->chunk, s32, s64);
             const int32_t *r0 = rq + 4 * ch;
+            if (one && p->mode == MCU_CMSIS_S16_HIGH && two && ch + 1 < out_c) { /* the common case */
+                out0[ch] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[0], r0), p->act_min, p->act_max);
+                out1[ch] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[1], r0), p->act_min, p->act_max);
+                out0[ch + 1] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[2], r0 + 4), p->act_min, p->act_max);
+                out1[ch + 1] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[3], r0 + 4), p->act_min, p->act_max);
+                continue;
+            }
             out0[ch] = mcu_cmsis_s16_result(one, s32, s64, 0, r0, p->mode, p->act_min, p->act_max);
             if (two) {
                 out1[ch] = mcu_cmsis_s16_result(one, s32, s64, 1, r0, p->mode, p->act_min, p->act_max);

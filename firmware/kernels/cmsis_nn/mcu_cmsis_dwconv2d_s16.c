@@ -88,10 +88,7 @@ void mcu_cmsis_dwconv2d_s16(const mcu_cmsis_dw_s16_params *p, const int16_t *inp
             for (int32_t c = 0; c < ch; c += 4) {
                 int32_t acc[4];
                 dw_group(p, input, window + c, weights + c * p->taps, ky0, ky1, kx0, kx1, acc);
-                for (int32_t i = 0; i < 4; i++) {
-                    output[c + i] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_out32(acc[i], rq + 4 * (c + i), p->mode),
-                                                        p->act_min, p->act_max);
-                }
+                mcu_cmsis_s16_store4(acc, rq + 4 * c, p->mode, p->act_min, p->act_max, output + c, 1, 4);
             }
         }
     }

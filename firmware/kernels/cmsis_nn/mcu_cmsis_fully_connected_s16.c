@@ -26,6 +26,11 @@ void mcu_cmsis_fully_connected_s16(const mcu_cmsis_fc_s16_params *p, const int16
             int32_t s32[4];
             int64_t s64[4];
             const int32_t one = mcu_cmsis_s16_tile1x4(tile, weights + u * depth8, depth8, p->chunk, s32, s64);
+            if (one) {
+                mcu_cmsis_s16_store4(s32, rq + 4 * u, p->mode, p->act_min, p->act_max, output + u, 1,
+                                     units - u < 4 ? units - u : 4);
+                continue;
+            }
             for (int32_t i = 0; i < 4 && u + i < units; i++) {
                 output[u + i] = mcu_cmsis_s16_result(one, s32, s64, i, rq + 4 * (u + i), p->mode, p->act_min,
                                                      p->act_max);

@@ -59,7 +59,14 @@ enum { MCU_CMSIS_S16_NARROW = 0, MCU_CMSIS_S16_WIDE = 1, MCU_CMSIS_S16_HIGH = 2 
 /** HIGH records: the high word of acc * reduced + pre (one SMLAL), shifted right. */
 static inline int32_t mcu_cmsis_s16_high(int32_t acc, const int32_t *rq)
 {
+#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+    uint32_t lo = (uint32_t)rq[0];
+    int32_t hi = rq[1];
+    __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(rq[2]));
+    return hi >> rq[3]; /* an SMLAL and an ASR: the compiler would merge the two shifts into one */
+#else
     return (int32_t)(((int64_t)acc * rq[2] + mcu_cmsis_s16_pre(rq)) >> 32) >> rq[3];
+#endif
 }
 
 /** An int32 sum (one chunk) through the channel's record. */
@@ -286,6 +293,23 @@ static inline void mcu_cmsis_s16_dot1x4(const int16_t *x, const int8_t *w, int32
 
 MCU_CMSIS_S16_TILE(mcu_cmsis_s16_tile2x2, mcu_cmsis_s16_dot2x2, 16, 16)
 MCU_CMSIS_S16_TILE(mcu_cmsis_s16_tile1x4, mcu_cmsis_s16_dot1x4, 8, 32)
+
+/** Four int32 sums (one chunk) of channels with consecutive records through them, clamped, into
+    out[0], out[stride], out[2 * stride], out[3 * stride] (the first n of them). */
+static inline void mcu_cmsis_s16_store4(const int32_t acc[4], const int32_t *rq, int32_t mode, int32_t lo, int32_t hi,
+                                        int16_t *out, int32_t stride, int32_t n)
+{
+    if (mode == MCU_CMSIS_S16_HIGH && n == 4) {
+        out[0] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[0], rq), lo, hi);
+        out[stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[1], rq + 4), lo, hi);
+        out[2 * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[2], rq + 8), lo, hi);
+        out[3 * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[3], rq + 12), lo, hi);
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        out[i * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_out32(acc[i], rq + 4 * i, mode), lo, hi);
+    }
+}
 
 /** One output: sum i of the tile through the channel's record, clamped. */
 static inline int16_t mcu_cmsis_s16_result(int32_t one_chunk, const int32_t sum32[4], const int64_t sum64[4],
