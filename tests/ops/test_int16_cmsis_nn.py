@@ -23,6 +23,8 @@ CONV = [
     dict(ic=1, oc=16, k=(10, 4), stride=(2, 2), hw=(25, 10), act="RELU"),  # the KWS front end
     dict(ic=1, oc=16, k=(1, 16), stride=(1, 8), padding="VALID", hw=(1, 64), bias=None),  # an audio encoder
     dict(ic=4, oc=3, k=(3, 3), dil=(2, 2), act="RELU6", per_channel=False),
+    dict(ic=2, oc=4, k=(5, 7), hw=(2, 2), act="RELU"),  # windows much wider than the input: clipped rows
+    dict(ic=3, oc=2, k=(2, 3), stride=(1, 3), hw=(4, 7), dil=(1, 2)),  # dilation across
     dict(ic=64, oc=4, k=(3, 3), hw=(4, 4), strong=True, spread=8.0),  # 576 weights of +-127: several chunks
     dict(ic=40, oc=3, k=(3, 3), hw=(3, 3), strong=True, bias="int32", spread=8.0),  # one int32 chunk, wrapping
 ]

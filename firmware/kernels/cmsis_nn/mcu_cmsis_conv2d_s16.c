@@ -10,26 +10,61 @@
 #include "mcu_cmsis_conv2d_s16.h"
 #include "mcu_cmsis_s16.h"
 
-/** The natural-order im2col column of output pixel `px` (depth8 values, zeros outside the input). */
+/** n int16 values (a short run: a loop; a long one: memcpy). */
+static inline void copy16(int16_t *dst, const int16_t *src, int32_t n)
+{
+    if (n > 16) {
+        memcpy(dst, src, (size_t)n * sizeof(int16_t));
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+    }
+}
+
+static inline void zero16(int16_t *dst, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        dst[i] = 0;
+    }
+}
+
+/** The natural-order im2col column of output pixel `px` (depth8 values, zeros outside the input):
+    with dilation 1 across, a window row is one contiguous run of the input, clipped at its ends. */
 static const int16_t *column(const mcu_cmsis_conv_s16_params *p, const int16_t *input, int32_t px, int16_t *col)
 {
-    const int32_t oy = px / p->out_w, ox = px % p->out_w;
-    if (p->k_h == 1 && p->k_w == 1 && p->in_c == p->depth8) {
-        return input + ((oy * p->stride_h) * p->in_w + ox * p->stride_w) * p->in_c; /* never padded */
+    const int32_t oy = px / p->out_w, ox = px % p->out_w, in_c = p->in_c;
+    if (p->k_h == 1 && p->k_w == 1 && in_c == p->depth8) {
+        return input + ((oy * p->stride_h) * p->in_w + ox * p->stride_w) * in_c; /* never padded */
     }
+    const int32_t x0 = ox * p->stride_w - p->pad_left, row = p->k_w * in_c;
     int16_t *dst = col;
-    for (int32_t ky = 0; ky < p->k_h; ky++) {
+    for (int32_t ky = 0; ky < p->k_h; ky++, dst += row) {
         const int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-        for (int32_t kx = 0; kx < p->k_w; kx++, dst += p->in_c) {
-            const int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
-            if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w) {
-                memset(dst, 0, (size_t)p->in_c * sizeof(int16_t));
-            } else {
-                memcpy(dst, input + (iy * p->in_w + ix) * p->in_c, (size_t)p->in_c * sizeof(int16_t));
+        if (iy < 0 || iy >= p->in_h) {
+            zero16(dst, row);
+        } else if (p->dil_w == 1) {
+            /* taps [0, lo) lie left of the input, [hi, k_w) right of it */
+            const int32_t lo = x0 < 0 ? (-x0 < p->k_w ? -x0 : p->k_w) : 0;
+            int32_t hi = p->in_w - x0 < p->k_w ? p->in_w - x0 : p->k_w;
+            hi = hi < lo ? lo : hi;
+            zero16(dst, lo * in_c);
+            if (hi > lo) {
+                copy16(dst + lo * in_c, input + (iy * p->in_w + x0 + lo) * in_c, (hi - lo) * in_c);
+            }
+            zero16(dst + hi * in_c, (p->k_w - hi) * in_c);
+        } else {
+            for (int32_t kx = 0; kx < p->k_w; kx++) {
+                const int32_t ix = x0 + kx * p->dil_w;
+                if (ix < 0 || ix >= p->in_w) {
+                    zero16(dst + kx * in_c, in_c);
+                } else {
+                    copy16(dst + kx * in_c, input + (iy * p->in_w + ix) * in_c, in_c);
+                }
             }
         }
     }
-    memset(dst, 0, (size_t)(col + p->depth8 - dst) * sizeof(int16_t));
+    zero16(dst, (int32_t)(col + p->depth8 - dst));
     return col;
 }
 
