@@ -23,30 +23,35 @@ static inline void clip_taps(int32_t origin, int32_t size, int32_t taps, int32_t
     *end = e;
 }
 
-/** Sums of four channels over rows [ky0, ky1) and columns [kx0, kx1) of the window whose first tap
-    is element `base` of the input (possibly outside it: only in-range taps are read). */
-static inline void dw_group(const mcu_cmsis_dw_s16_params *p, const int16_t *input, int32_t base, const int16_t *w,
-                            int32_t ky0, int32_t ky1, int32_t kx0, int32_t kx1, int32_t acc[4])
+/** A pixel's window clipped to the input: `rows` rows of `cols` taps from input element `first`
+    (rows `row_step`, taps `col_step` elements apart), their weights from tap `w_first` with
+    `w_skip` taps skipped at each row's end. */
+typedef struct {
+    int32_t rows, cols, first, row_step, col_step, w_first, w_skip;
+} window_t;
+
+/** Sums of four channels (from element c of each tap, weights at w: [taps][4]) over the window. */
+static inline void dw_group(const window_t *win, const int16_t *input, const int16_t *w, int32_t acc[4])
 {
-    const int32_t row_step = p->dil_h * p->in_w * p->channels, col_step = p->dil_w * p->channels;
 #if defined(MCU_CMSIS_USE_MVE)
     int32x4_t sum = vdupq_n_s32(0);
-    for (int32_t ky = ky0; ky < ky1; ky++) {
-        const int16_t *xp = input + (base + ky * row_step + kx0 * col_step);
-        const int16_t *wp = w + 4 * (ky * p->k_w + kx0);
-        for (int32_t kx = kx0; kx < kx1; kx++, xp += col_step, wp += 4) {
+    const int16_t *row = input + win->first;
+    const int16_t *wp = w + 4 * win->w_first;
+    for (int32_t r = win->rows; r > 0; r--, row += win->row_step, wp += 4 * win->w_skip) {
+        const int16_t *xp = row;
+        for (int32_t k = win->cols; k > 0; k--, xp += win->col_step, wp += 4) {
             sum = vaddq_s32(sum, vmulq_s32(vldrhq_s32(xp), vldrhq_s32(wp)));
         }
     }
     vst1q_s32(acc, sum);
 #elif defined(MCU_CMSIS_USE_DSP)
     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    const int32_t cols = kx1 - kx0, step = col_step * (int32_t)sizeof(int16_t);
-    const int32_t *wp = (const int32_t *)(const void *)(w + 4 * (ky0 * p->k_w + kx0));
-    const int32_t w_skip = 2 * (p->k_w - cols); /* words of the clipped taps at a row's ends */
-    for (int32_t ky = ky0; ky < ky1; ky++, wp += w_skip) {
-        const uint8_t *xp = (const uint8_t *)(input + (base + ky * row_step + kx0 * col_step));
-        for (int32_t kx = cols; kx > 0; kx--, xp += step) { /* one tap: four inputs, four weights */
+    const int32_t step = win->col_step * (int32_t)sizeof(int16_t);
+    const uint8_t *row = (const uint8_t *)(input + win->first);
+    const int32_t *wp = (const int32_t *)(const void *)(w + 4 * win->w_first);
+    for (int32_t r = win->rows; r > 0; r--, row += win->row_step * (int32_t)sizeof(int16_t), wp += 2 * win->w_skip) {
+        const uint8_t *xp = row;
+        for (int32_t k = win->cols; k > 0; k--, xp += step) { /* one tap: four inputs, four weights */
             int32_t x01, x23, w01, w23;
             mcu_cmsis_s16_ldrd(xp, &x01, &x23);
             wp = mcu_ldrd_inc(wp, &w01, &w23);
@@ -59,10 +64,10 @@ static inline void dw_group(const mcu_cmsis_dw_s16_params *p, const int16_t *inp
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 #else
     acc[0] = acc[1] = acc[2] = acc[3] = 0;
-    for (int32_t ky = ky0; ky < ky1; ky++) {
-        for (int32_t kx = kx0; kx < kx1; kx++) {
-            const int16_t *xp = input + (base + ky * row_step + kx * col_step);
-            const int16_t *wp = w + 4 * (ky * p->k_w + kx);
+    const int16_t *wp = w + 4 * win->w_first;
+    for (int32_t r = 0; r < win->rows; r++, wp += 4 * win->w_skip) {
+        for (int32_t k = 0; k < win->cols; k++, wp += 4) {
+            const int16_t *xp = input + win->first + r * win->row_step + k * win->col_step;
             for (int32_t c = 0; c < 4; c++) {
                 acc[c] += xp[c] * wp[c];
             }
@@ -75,6 +80,9 @@ void mcu_cmsis_dwconv2d_s16(const mcu_cmsis_dw_s16_params *p, const int16_t *inp
                             const int32_t *rq, int16_t *output)
 {
     const int32_t ch = p->channels;
+    window_t win;
+    win.row_step = p->dil_h * p->in_w * ch;
+    win.col_step = p->dil_w * ch;
     for (int32_t oy = 0; oy < p->out_h; oy++) {
         const int32_t y0 = oy * p->stride_h - p->pad_top;
         int32_t ky0, ky1;
@@ -83,11 +91,18 @@ void mcu_cmsis_dwconv2d_s16(const mcu_cmsis_dw_s16_params *p, const int16_t *inp
             const int32_t x0 = ox * p->stride_w - p->pad_left;
             int32_t kx0, kx1;
             clip_taps(x0, p->in_w, p->k_w, p->dil_w, &kx0, &kx1);
-            /* the window's first tap: it may lie outside the input, the taps read do not */
-            const int32_t window = (y0 * p->in_w + x0) * ch;
+            win.rows = ky1 - ky0;
+            win.cols = kx1 - kx0;
+            win.w_first = ky0 * p->k_w + kx0;
+            win.w_skip = p->k_w - win.cols;
+            /* the first tap read: inside the input whenever the clipped window is not empty */
+            win.first = (win.rows > 0 && win.cols > 0) ? ((y0 + ky0 * p->dil_h) * p->in_w + x0 + kx0 * p->dil_w) * ch : 0;
+            if (win.cols <= 0) {
+                win.rows = 0;
+            }
             for (int32_t c = 0; c < ch; c += 4) {
                 int32_t acc[4];
-                dw_group(p, input, window + c, weights + c * p->taps, ky0, ky1, kx0, kx1, acc);
+                dw_group(&win, input + c, weights + c * p->taps, acc);
                 mcu_cmsis_s16_store4(acc, rq + 4 * c, p->mode, p->act_min, p->act_max, output + c, 1, 4);
             }
         }
