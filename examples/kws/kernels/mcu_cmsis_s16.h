@@ -9,11 +9,16 @@
  * Most layers need one chunk: the int64 sum is then never formed. With an int32 bias TFLM itself
  * sums in int32 (wrapping), and so does one chunk of any length here.
  *
- * Output stage, one record of four int32 per output channel (`rq`), computed at compile time:
- *   wide (int64 bias or none): {pre low, pre high, reduced, total}: out = (acc * reduced + pre) >>
- *     total, truncated to int32, where reduced is TFLM's multiplier rounded to Q0.15, total = 15 -
- *     shift and pre = bias * reduced + 2^(total - 1): TFLM's int64 requantization of acc + bias;
- *   narrow (int32 bias): {bias, multiplier, shift, 0}: out = requantize(acc + bias) in int32.
+ * Output stage, one record of four int32 per output channel (`rq`), computed at compile time, by the
+ * layer's `mode`:
+ *   MCU_CMSIS_S16_WIDE (int64 bias or none): {pre low, pre high, reduced, total}: out = (acc * reduced
+ *     + pre) >> total, truncated to int32, where reduced is TFLM's multiplier rounded to Q0.15,
+ *     total = 15 - shift and pre = bias * reduced + 2^(total - 1): TFLM's int64 requantization;
+ *   MCU_CMSIS_S16_HIGH, the same arithmetic where every channel allows it: reduced and pre scaled by
+ *     2^k, k = max(0, 32 - total), so that out = high word of (acc * reduced + pre), shifted right by
+ *     max(0, total - 32): one SMLAL and one ASR;
+ *   MCU_CMSIS_S16_NARROW (int32 bias): {bias, multiplier, shift, 0}: out = requantize(acc + bias) in
+ *     int32 (TFLM's double rounding).
  * Then the clamp, no output offset (TFLM's 16x8 kernels ignore zero points).
  *
  * Layouts (depth8 = the depth rounded up to a multiple of 8; padding is zeros):
@@ -49,20 +54,57 @@ static inline int64_t mcu_cmsis_s16_pre(const int32_t *rq)
     return (int64_t)(((uint64_t)(uint32_t)rq[1] << 32) | (uint32_t)rq[0]);
 }
 
-/** An int32 partial sum (one chunk) through the channel's record. */
-static inline int32_t mcu_cmsis_s16_out32(int32_t acc, const int32_t *rq, int32_t wide)
+enum { MCU_CMSIS_S16_NARROW = 0, MCU_CMSIS_S16_WIDE = 1, MCU_CMSIS_S16_HIGH = 2 };
+
+/** HIGH records: the high word of acc * reduced + pre (one SMLAL), shifted right. */
+static inline int32_t mcu_cmsis_s16_high(int32_t acc, const int32_t *rq)
 {
-    if (wide) {
+#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+    uint32_t lo = (uint32_t)rq[0];
+    int32_t hi = rq[1];
+    __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(rq[2]));
+    return hi >> rq[3]; /* an SMLAL and an ASR: the compiler would merge the two shifts into one */
+#else
+    return (int32_t)(((int64_t)acc * rq[2] + mcu_cmsis_s16_pre(rq)) >> 32) >> rq[3];
+#endif
+}
+
+/** An int32 sum (one chunk) through the channel's record. */
+static inline int32_t mcu_cmsis_s16_out32(int32_t acc, const int32_t *rq, int32_t mode)
+{
+    if (mode == MCU_CMSIS_S16_HIGH) {
+        return mcu_cmsis_s16_high(acc, rq);
+    }
+    if (mode == MCU_CMSIS_S16_WIDE) {
         return (int32_t)(((int64_t)acc * rq[2] + mcu_cmsis_s16_pre(rq)) >> rq[3]);
     }
     return mcu_requantize((int32_t)((uint32_t)acc + (uint32_t)rq[0]), rq[1], rq[2]);
 }
 
-/** An int64 sum (several chunks, wide records only) through the channel's record. */
-static inline int32_t mcu_cmsis_s16_out64(int64_t acc, const int32_t *rq)
+/** An int64 sum (several chunks: WIDE or HIGH records) through the channel's record. */
+static inline int32_t mcu_cmsis_s16_out64(int64_t acc, const int32_t *rq, int32_t mode)
 {
-    return (int32_t)((acc * rq[2] + mcu_cmsis_s16_pre(rq)) >> rq[3]);
+    const int64_t x = acc * rq[2] + mcu_cmsis_s16_pre(rq);
+    return mode == MCU_CMSIS_S16_HIGH ? (int32_t)(x >> 32) >> rq[3] : (int32_t)(x >> rq[3]);
 }
+
+#if defined(MCU_CMSIS_USE_DSP)
+/** LDRD without write-back: two words at p (word aligned) into *a, *b. */
+static inline void mcu_cmsis_s16_ldrd(const void *p, int32_t *a, int32_t *b)
+{
+#if defined(MCU_CMSIS_DSP_EMULATE)
+    int32_t v[2];
+    memcpy(v, p, sizeof v);
+    *a = v[0];
+    *b = v[1];
+#else
+    int32_t lo, hi;
+    __asm__("ldrd %0, %1, [%2]" : "=r"(lo), "=r"(hi) : "r"(p), "m"(*(const int32_t(*)[2])p));
+    *a = lo;
+    *b = hi;
+#endif
+}
+#endif
 
 /* ---- columns --------------------------------------------------------------------------------------- */
 
@@ -252,11 +294,28 @@ static inline void mcu_cmsis_s16_dot1x4(const int16_t *x, const int8_t *w, int32
 MCU_CMSIS_S16_TILE(mcu_cmsis_s16_tile2x2, mcu_cmsis_s16_dot2x2, 16, 16)
 MCU_CMSIS_S16_TILE(mcu_cmsis_s16_tile1x4, mcu_cmsis_s16_dot1x4, 8, 32)
 
+/** Four int32 sums (one chunk) of channels with consecutive records through them, clamped, into
+    out[0], out[stride], out[2 * stride], out[3 * stride] (the first n of them). */
+static inline void mcu_cmsis_s16_store4(const int32_t acc[4], const int32_t *rq, int32_t mode, int32_t lo, int32_t hi,
+                                        int16_t *out, int32_t stride, int32_t n)
+{
+    if (mode == MCU_CMSIS_S16_HIGH && n == 4) {
+        out[0] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[0], rq), lo, hi);
+        out[stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[1], rq + 4), lo, hi);
+        out[2 * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[2], rq + 8), lo, hi);
+        out[3 * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[3], rq + 12), lo, hi);
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        out[i * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_out32(acc[i], rq + 4 * i, mode), lo, hi);
+    }
+}
+
 /** One output: sum i of the tile through the channel's record, clamped. */
 static inline int16_t mcu_cmsis_s16_result(int32_t one_chunk, const int32_t sum32[4], const int64_t sum64[4],
-                                           int32_t i, const int32_t *rq, int32_t wide, int32_t lo, int32_t hi)
+                                           int32_t i, const int32_t *rq, int32_t mode, int32_t lo, int32_t hi)
 {
-    const int32_t v = one_chunk ? mcu_cmsis_s16_out32(sum32[i], rq, wide) : mcu_cmsis_s16_out64(sum64[i], rq);
+    const int32_t v = one_chunk ? mcu_cmsis_s16_out32(sum32[i], rq, mode) : mcu_cmsis_s16_out64(sum64[i], rq, mode);
     return mcu_cmsis_s16_clamp(v, lo, hi);
 }
 
