@@ -86,9 +86,10 @@ def bias_values(rng, dtype, n, x_scale, w_scales):
 
 
 def add_conv(w, rng, *, ic, oc, k, stride=(1, 1), dil=(1, 1), padding="SAME", hw=(7, 6), bias="int64", act="NONE",
-             per_channel=True, zps=(0, 0), spread=1.0, depthwise=False, strong=False):
+             per_channel=True, zps=(0, 0), spread=1.0, depthwise=False, strong=False, scales=None, bias_data=None):
     """One CONV_2D (or DEPTHWISE_CONV_2D, oc = ic * multiplier) on its own input; returns (input
-    tensor, output tensor, input data)."""
+    tensor, output tensor, input data). `scales` = (input, weight, output) and `bias_data` pin what
+    is drawn."""
     kh, kw = k
     x_s = float(rng.uniform(1e-4, 1e-3))
     n_w = oc
@@ -97,11 +98,14 @@ def add_conv(w, rng, *, ic, oc, k, stride=(1, 1), dil=(1, 1), padding="SAME", hw
     W = (rng.choice([-127, 127], shape) if strong else rng.integers(-127, 128, shape)).astype(np.int8)
     taps = kh * kw * (1 if depthwise else ic)
     y_s = out_scale(x_s, w_s, taps, spread)
+    if scales is not None:
+        x_s, y_s = scales[0], scales[2]
+        w_s = np.full(n_w, scales[1])
     x = w.tensor((1, *hw, ic), "int16", scale=x_s, zero_point=zps[0])
     wt = w.tensor(shape, "int8", data=W, scale=list(w_s) if per_channel else float(w_s[0]),
                   axis=3 if depthwise else 0)
     ins = [x, wt]
-    b = bias_values(rng, bias, oc, x_s, w_s)
+    b = bias_values(rng, bias, oc, x_s, w_s) if bias_data is None else np.asarray(bias_data, dtype=bias)
     if b is not None:
         ins.append(w.tensor((oc,), bias, data=b, scale=list(x_s * w_s), axis=0))
     oh = out_size(padding, hw[0], kh, stride[0], dil[0])

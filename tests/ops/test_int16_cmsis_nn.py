@@ -44,6 +44,10 @@ DW = [
     dict(ic=4, oc=8, k=(3, 3), depthwise=True),  # depth multiplier 2: the portable kernel
     dict(ic=12, oc=12, k=(5, 3), dil=(2, 1), depthwise=True, hw=(9, 8)),
     dict(ic=16, oc=16, k=(1, 10), padding="VALID", hw=(1, 49), depthwise=True, strong=True),  # a time filter
+    dict(ic=28, oc=28, k=(3, 3), depthwise=True, hw=(4, 5), act="RELU"),  # 16 channels per pass, then 8, then 4
+    # biases near 2^31: the int32 sum cannot take them (HIGH records, not ROUND)
+    dict(ic=20, oc=20, k=(3, 3), depthwise=True, hw=(4, 4), scales=edge_scales(2.0 ** -17),
+         bias_data=[2_140_000_000 * (-1) ** i for i in range(20)]),
 ]
 MODELS = {"conv": (CONV, add_conv, 21), "fc": (FC, add_fc, 22), "dw": (DW, add_conv, 23)}
 KERNELS = {"conv": {"mcu_cmsis_conv2d_s16"}, "fc": {"mcu_cmsis_fully_connected_s16"},
@@ -68,7 +72,7 @@ def test_chunks_are_exercised():
 
 
 def test_every_output_stage_is_exercised(tmp_path):
-    """The cases reach the three kinds of records (HIGH, WIDE, NARROW), one and several chunks."""
+    """The cases reach the four kinds of records (ROUND, HIGH, WIDE, NARROW), one and several chunks."""
     seen = set()
     for name in MODELS:
         compiled, _, _ = compiled_model(tmp_path, name)
@@ -76,7 +80,11 @@ def test_every_output_stage_is_exercised(tmp_path):
             p = b.kernel.params
             if b.kernel.info.target == "cmsis-nn":
                 seen.add((p["mode"], p.get("chunk", 0) < p.get("depth8", 0)))
-    assert {(_s16.HIGH, False), (_s16.HIGH, True), (_s16.WIDE, False), (_s16.WIDE, True), (_s16.NARROW, False)} <= seen
+    assert {(_s16.ROUND, False), (_s16.HIGH, False), (_s16.HIGH, True), (_s16.WIDE, False), (_s16.WIDE, True),
+            (_s16.NARROW, False)} <= seen
+    dw_modes = {b.kernel.params["mode"] for b in compiled_model(tmp_path, "dw")[0].program.bindings
+                if b.kernel.function == "mcu_cmsis_dwconv2d_s16"}
+    assert {_s16.ROUND, _s16.HIGH} <= dw_modes
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

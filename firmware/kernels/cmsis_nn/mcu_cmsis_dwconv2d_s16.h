@@ -1,6 +1,6 @@
 /*
  * 16x8 depthwise convolution on the cmsis-nn target (mcu_cmsis_dwconv2d_s16.c): depth multiplier 1,
- * channels a multiple of 4, four channels at a time tap by tap.
+ * channels a multiple of 4, tap by tap over blocks of channels.
  */
 #ifndef MCU_CMSIS_DWCONV2D_S16_H
 #define MCU_CMSIS_DWCONV2D_S16_H
@@ -16,8 +16,9 @@ typedef struct {
     int32_t taps, mode, act_min, act_max;
 } mcu_cmsis_dw_s16_params;
 
-/** weights: int16 [channels / 4][taps][4] (each group of 4 channels, tap by tap in row-major
-    filter order); rq: four int32 per channel (mcu_cmsis_s16.h); output [out_h, out_w, channels]. */
+/** weights: int16 blocks of 8 channels [ceil(channels / 8)][taps][8] (taps in row-major filter order;
+    the last block zero-padded when channels % 8 == 4); rq: four int32 per channel (mcu_cmsis_s16.h);
+    output [out_h, out_w, channels]. */
 void mcu_cmsis_dwconv2d_s16(const mcu_cmsis_dw_s16_params *p, const int16_t *input, const int16_t *weights,
                             const int32_t *rq, int16_t *output);
 

@@ -17,6 +17,10 @@
  *   MCU_CMSIS_S16_HIGH, the same arithmetic where every channel allows it: reduced and pre scaled by
  *     2^k, k = max(0, 32 - total), so that out = high word of (acc * reduced + pre), shifted right by
  *     max(0, total - 32): one SMLAL and one ASR;
+ *   MCU_CMSIS_S16_ROUND, HIGH with no shift right where the bias joins the int32 sum without
+ *     overflow (32768 times the sum of |w| plus |bias| below 2^31) and reduced << k is even:
+ *     {bias, R, R / 2, 0} with R = reduced << k: out = (acc + bias) * R + 2^31, high word: one
+ *     SMMULR (DSP), one VQRDMULH by R / 2 for four channels (Helium);
  *   MCU_CMSIS_S16_NARROW (int32 bias): {bias, multiplier, shift, 0}: out = requantize(acc + bias) in
  *     int32 (TFLM's double rounding).
  * Then the clamp, no output offset (TFLM's 16x8 kernels ignore zero points).
@@ -54,7 +58,17 @@ static inline int64_t mcu_cmsis_s16_pre(const int32_t *rq)
     return (int64_t)(((uint64_t)(uint32_t)rq[1] << 32) | (uint32_t)rq[0]);
 }
 
-enum { MCU_CMSIS_S16_NARROW = 0, MCU_CMSIS_S16_WIDE = 1, MCU_CMSIS_S16_HIGH = 2 };
+enum { MCU_CMSIS_S16_NARROW = 0, MCU_CMSIS_S16_WIDE = 1, MCU_CMSIS_S16_HIGH = 2, MCU_CMSIS_S16_ROUND = 3 };
+
+/** ROUND records: the rounded high word of (acc + bias) * R (one SMMULR). */
+static inline int32_t mcu_cmsis_s16_round(int32_t acc, const int32_t *rq)
+{
+#if defined(MCU_CMSIS_USE_DSP)
+    return mcu_smmulr(acc + rq[0], rq[1]);
+#else
+    return (int32_t)(((int64_t)(acc + rq[0]) * rq[1] + ((int64_t)1 << 31)) >> 32);
+#endif
+}
 
 /** HIGH records: the high word of acc * reduced + pre (one SMLAL), shifted right. */
 static inline int32_t mcu_cmsis_s16_high(int32_t acc, const int32_t *rq)
@@ -72,6 +86,9 @@ static inline int32_t mcu_cmsis_s16_high(int32_t acc, const int32_t *rq)
 /** An int32 sum (one chunk) through the channel's record. */
 static inline int32_t mcu_cmsis_s16_out32(int32_t acc, const int32_t *rq, int32_t mode)
 {
+    if (mode == MCU_CMSIS_S16_ROUND) {
+        return mcu_cmsis_s16_round(acc, rq);
+    }
     if (mode == MCU_CMSIS_S16_HIGH) {
         return mcu_cmsis_s16_high(acc, rq);
     }
@@ -102,6 +119,21 @@ static inline void mcu_cmsis_s16_ldrd(const void *p, int32_t *a, int32_t *b)
     __asm__("ldrd %0, %1, [%2]" : "=r"(lo), "=r"(hi) : "r"(p), "m"(*(const int32_t(*)[2])p));
     *a = lo;
     *b = hi;
+#endif
+}
+
+/** LDRD with post-increment by 16 bytes: two words at p (word aligned); returns p + 4. */
+static inline const int32_t *mcu_cmsis_s16_ldrd_inc16(const int32_t *p, int32_t *a, int32_t *b)
+{
+#if defined(MCU_CMSIS_DSP_EMULATE)
+    mcu_cmsis_s16_ldrd(p, a, b);
+    return p + 4;
+#else
+    int32_t lo, hi;
+    __asm__("ldrd %0, %1, [%2], #16" : "=&r"(lo), "=&r"(hi), "+r"(p) : "m"(*(const int32_t(*)[2])p));
+    *a = lo;
+    *b = hi;
+    return p;
 #endif
 }
 #endif
@@ -299,11 +331,18 @@ MCU_CMSIS_S16_TILE(mcu_cmsis_s16_tile1x4, mcu_cmsis_s16_dot1x4, 8, 32)
 static inline void mcu_cmsis_s16_store4(const int32_t acc[4], const int32_t *rq, int32_t mode, int32_t lo, int32_t hi,
                                         int16_t *out, int32_t stride, int32_t n)
 {
+    if (mode == MCU_CMSIS_S16_ROUND && n == 4) {
+#pragma GCC unroll 4
+        for (int32_t i = 0; i < 4; i++) {
+            out[i * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_round(acc[i], rq + 4 * i), lo, hi);
+        }
+        return;
+    }
     if (mode == MCU_CMSIS_S16_HIGH && n == 4) {
-        out[0] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[0], rq), lo, hi);
-        out[stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[1], rq + 4), lo, hi);
-        out[2 * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[2], rq + 8), lo, hi);
-        out[3 * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[3], rq + 12), lo, hi);
+#pragma GCC unroll 4
+        for (int32_t i = 0; i < 4; i++) {
+            out[i * stride] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(acc[i], rq + 4 * i), lo, hi);
+        }
         return;
     }
     for (int32_t i = 0; i < n; i++) {

@@ -49,17 +49,20 @@ def depth8(depth: int) -> int:
     return -(-depth // GROUP) * GROUP
 
 
-NARROW, WIDE, HIGH = 0, 1, 2  # the output stage's kinds (the kernels' `mode` parameter)
+NARROW, WIDE, HIGH, ROUND = 0, 1, 2, 3  # the output stage's kinds (the kernels' `mode` parameter)
 
 
-def records(call: Call, rows: np.ndarray) -> tuple[int, np.ndarray, dict[str, int]]:
+def records(call: Call, rows: np.ndarray, round_ok: bool = False) -> tuple[int, np.ndarray, dict[str, int]]:
     """(mode, the output-stage records int32 [channels, 4], the clamp) of a 16x8 layer whose weight rows
     are `rows` [channels, depth] (mcu_cmsis_s16.h):
       NARROW (int32 bias): {bias, multiplier, shift, 0};
       WIDE: {pre low, pre high, reduced, total}, pre = bias * reduced + 2^(total - 1), total = 15 - shift;
       HIGH, WIDE where every channel allows it: reduced and pre scaled by 2^k, k = max(0, 32 - total),
         {pre low, pre high, reduced << k, max(0, total - 32)}, so that the result is the high word of
-        one SMLAL shifted right: exact when reduced << k fits in int32 and no sum overflows int64."""
+        one SMLAL shifted right: exact when reduced << k fits in int32 and no sum overflows int64;
+      ROUND (with `round_ok`, kernels that sum in one int32 chunk), HIGH with no shift right where
+        32768 * sum |w| + |bias| < 2^31 (the bias joins the int32 sum) and R = reduced << k is even:
+        {bias, R, R / 2, 0}, out = ((acc + bias) * R + 2^31) >> 32 (SMMULR; VQRDMULH by R / 2)."""
     x, w, out = call.args[0].type, call.args[1].type, call.type
     channels = rows.shape[0]
     mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, channels)
@@ -71,7 +74,7 @@ def records(call: Call, rows: np.ndarray) -> tuple[int, np.ndarray, dict[str, in
         return NARROW, quant.wrap_int32(rq).astype(np.int32), clamp
     reduced, total = quant.reduced_multiplier(mult), 15 - shift
     wsum = np.abs(rows.astype(np.int64)).sum(axis=1)
-    wide, high = [], []
+    wide, high, rounded = [], [], []
     for ch in range(channels):  # Python ints: exact
         red, tot, b = int(reduced[ch]), int(total[ch]), int(bias[ch])
         pre = b * red + (1 << (tot - 1))
@@ -79,6 +82,11 @@ def records(call: Call, rows: np.ndarray) -> tuple[int, np.ndarray, dict[str, in
         k = max(0, 32 - tot)
         bound = ((int(wsum[ch]) << 15) + abs(b)) * (red << k) + (pre << k if pre > 0 else -pre << k)
         high.append([pre << k, red << k, max(0, tot - 32)] if (red << k) < 2**31 and bound < 2**63 else None)
+        ok = round_ok and tot <= 32 and (red << k) < 2**31 and (red << k) % 2 == 0 and \
+            (int(wsum[ch]) << 15) + abs(b) <= INT32_MAX
+        rounded.append([b, red << k, (red << k) >> 1, 0] if ok else None)
+    if all(r is not None for r in rounded):
+        return ROUND, np.array(rounded, dtype=np.int64).astype(np.int32), clamp
     mode, chosen = (HIGH, high) if all(h is not None for h in high) else (WIDE, wide)
     rq = np.array([[v & 0xFFFFFFFF, (v >> 32) & 0xFFFFFFFF, r, t] for v, r, t in chosen], dtype=np.int64)
     return mode, quant.wrap_int32(rq).astype(np.int32), clamp
@@ -134,7 +142,9 @@ def outputs(acc: np.ndarray, kc: KernelCall) -> np.ndarray:
     rq = kc.constants["rq"].reshape(-1, 4).astype(np.int64)
     acc = np.asarray(acc, dtype=np.int64)
     pre = (rq[:, 0] & 0xFFFFFFFF) | (rq[:, 1] << 32)
-    if p["mode"] == HIGH:
+    if p["mode"] == ROUND:
+        out = (quant.wrap_int32(acc + rq[:, 0]) * rq[:, 1] + (1 << 31)) >> 32
+    elif p["mode"] == HIGH:
         out = quant.wrap_int32((acc * rq[:, 2] + pre) >> 32) >> rq[:, 3]
     elif p["mode"] == WIDE:
         out = quant.wrap_int32((acc * rq[:, 2] + pre) >> rq[:, 3])
