@@ -16,6 +16,8 @@ from mcuforge.planner.targets.cmsis_nn import _s16
 from mcuforge.driver import compile_model
 from mcuforge.verify import verify_board, verify_host, verify_program
 
+# biases near 2^31: the int32 sum cannot take them (HIGH records, not ROUND)
+BIG_BIAS = [2_140_000_000 * (-1) ** i for i in range(20)]
 CONV = [
     dict(ic=3, oc=5, k=(3, 3)),  # depth 27 (not a multiple of 8), odd channels
     dict(ic=16, oc=8, k=(1, 1), hw=(5, 3)),  # the 1x1 direct path, an odd pixel count
@@ -27,6 +29,7 @@ CONV = [
     dict(ic=3, oc=2, k=(2, 3), stride=(1, 3), hw=(4, 7), dil=(1, 2)),  # dilation across
     dict(ic=64, oc=4, k=(3, 3), hw=(4, 4), strong=True, spread=8.0),  # 576 weights of +-127: several chunks
     dict(ic=40, oc=3, k=(3, 3), hw=(3, 3), strong=True, bias="int32", spread=8.0),  # one int32 chunk, wrapping
+    dict(ic=8, oc=4, k=(3, 3), hw=(4, 4), scales=edge_scales(2.0 ** -17), bias_data=BIG_BIAS[:4]),  # HIGH
 ]
 FC = [
     dict(depth=40, units=12),
@@ -36,6 +39,7 @@ FC = [
     dict(depth=9, units=1, act="RELU_N1_TO_1", spread=4.0),
     dict(depth=12, units=3, scales=edge_scales(0.75 * 2.0 ** 12)),  # shift 13: WIDE records (no HIGH form)
     dict(depth=700, units=2, strong=True, scales=edge_scales(0.75 * 2.0)),  # WIDE records, several chunks
+    dict(depth=16, units=4, scales=edge_scales(2.0 ** -17), bias_data=BIG_BIAS[:4]),  # HIGH, one chunk
 ]
 DW = [
     dict(ic=8, oc=8, k=(3, 3), depthwise=True),
@@ -45,9 +49,7 @@ DW = [
     dict(ic=12, oc=12, k=(5, 3), dil=(2, 1), depthwise=True, hw=(9, 8)),
     dict(ic=16, oc=16, k=(1, 10), padding="VALID", hw=(1, 49), depthwise=True, strong=True),  # a time filter
     dict(ic=28, oc=28, k=(3, 3), depthwise=True, hw=(4, 5), act="RELU"),  # 16 channels per pass, then 8, then 4
-    # biases near 2^31: the int32 sum cannot take them (HIGH records, not ROUND)
-    dict(ic=20, oc=20, k=(3, 3), depthwise=True, hw=(4, 4), scales=edge_scales(2.0 ** -17),
-         bias_data=[2_140_000_000 * (-1) ** i for i in range(20)]),
+    dict(ic=20, oc=20, k=(3, 3), depthwise=True, hw=(4, 4), scales=edge_scales(2.0 ** -17), bias_data=BIG_BIAS),
 ]
 MODELS = {"conv": (CONV, add_conv, 21), "fc": (FC, add_fc, 22), "dw": (DW, add_conv, 23)}
 KERNELS = {"conv": {"mcu_cmsis_conv2d_s16"}, "fc": {"mcu_cmsis_fully_connected_s16"},
@@ -72,19 +74,20 @@ def test_chunks_are_exercised():
 
 
 def test_every_output_stage_is_exercised(tmp_path):
-    """The cases reach the four kinds of records (ROUND, HIGH, WIDE, NARROW), one and several chunks."""
+    """The cases reach the four kinds of records (ROUND, HIGH, WIDE, NARROW), one and several chunks;
+    each kernel both of its one-chunk fast paths (ROUND, HIGH)."""
     seen = set()
     for name in MODELS:
         compiled, _, _ = compiled_model(tmp_path, name)
+        modes = set()
         for b in compiled.program.bindings:
             p = b.kernel.params
             if b.kernel.info.target == "cmsis-nn":
                 seen.add((p["mode"], p.get("chunk", 0) < p.get("depth8", 0)))
+                modes.add((p["mode"], p.get("chunk", 0) < p.get("depth8", 0)))
+        assert {(_s16.ROUND, False), (_s16.HIGH, False)} <= modes, name
     assert {(_s16.ROUND, False), (_s16.HIGH, False), (_s16.HIGH, True), (_s16.WIDE, False), (_s16.WIDE, True),
             (_s16.NARROW, False)} <= seen
-    dw_modes = {b.kernel.params["mode"] for b in compiled_model(tmp_path, "dw")[0].program.bindings
-                if b.kernel.function == "mcu_cmsis_dwconv2d_s16"}
-    assert {_s16.ROUND, _s16.HIGH} <= dw_modes
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -68,6 +68,15 @@ static const int16_t *column(const mcu_cmsis_conv_s16_params *p, const int16_t *
     return col;
 }
 
+/* A full 2x2 tile's outputs through HIGH or ROUND records (`stage`), clamped. */
+#define PUT_2X2(stage)                                                                         \
+    do {                                                                                       \
+        out0[ch] = mcu_cmsis_s16_clamp(stage(s32[0], r0), p->act_min, p->act_max);            \
+        out1[ch] = mcu_cmsis_s16_clamp(stage(s32[1], r0), p->act_min, p->act_max);            \
+        out0[ch + 1] = mcu_cmsis_s16_clamp(stage(s32[2], r0 + 4), p->act_min, p->act_max);    \
+        out1[ch + 1] = mcu_cmsis_s16_clamp(stage(s32[3], r0 + 4), p->act_min, p->act_max);    \
+    } while (0)
+
 void mcu_cmsis_conv2d_s16(const mcu_cmsis_conv_s16_params *p, const int16_t *input, const int8_t *weights,
                           const int32_t *rq, int16_t *scratch, int16_t *output)
 {
@@ -85,11 +94,12 @@ void mcu_cmsis_conv2d_s16(const mcu_cmsis_conv_s16_params *p, const int16_t *inp
             int64_t s64[4];
             const int32_t one = mcu_cmsis_s16_tile2x2(tile, weights + ch * depth8, depth8, p->chunk, s32, s64);
             const int32_t *r0 = rq + 4 * ch;
-            if (one && p->mode == MCU_CMSIS_S16_HIGH && two && ch + 1 < out_c) { /* the common case */
-                out0[ch] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[0], r0), p->act_min, p->act_max);
-                out1[ch] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[1], r0), p->act_min, p->act_max);
-                out0[ch + 1] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[2], r0 + 4), p->act_min, p->act_max);
-                out1[ch + 1] = mcu_cmsis_s16_clamp(mcu_cmsis_s16_high(s32[3], r0 + 4), p->act_min, p->act_max);
+            if (one && two && ch + 1 < out_c && p->mode >= MCU_CMSIS_S16_HIGH) { /* the common cases */
+                if (p->mode == MCU_CMSIS_S16_ROUND) {
+                    PUT_2X2(mcu_cmsis_s16_round);
+                } else {
+                    PUT_2X2(mcu_cmsis_s16_high);
+                }
                 continue;
             }
             out0[ch] = mcu_cmsis_s16_result(one, s32, s64, 0, r0, p->mode, p->act_min, p->act_max);

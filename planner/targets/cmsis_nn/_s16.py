@@ -60,7 +60,7 @@ def records(call: Call, rows: np.ndarray, round_ok: bool = False) -> tuple[int, 
       HIGH, WIDE where every channel allows it: reduced and pre scaled by 2^k, k = max(0, 32 - total),
         {pre low, pre high, reduced << k, max(0, total - 32)}, so that the result is the high word of
         one SMLAL shifted right: exact when reduced << k fits in int32 and no sum overflows int64;
-      ROUND (with `round_ok`, kernels that sum in one int32 chunk), HIGH with no shift right where
+      ROUND (with `round_ok`; it implies one int32 chunk), HIGH with no shift right where
         32768 * sum |w| + |bias| < 2^31 (the bias joins the int32 sum) and R = reduced << k is even:
         {bias, R, R / 2, 0}, out = ((acc + bias) * R + 2^31) >> 32 (SMMULR; VQRDMULH by R / 2)."""
     x, w, out = call.args[0].type, call.args[1].type, call.type
@@ -129,7 +129,7 @@ def weight_rows(tiles: np.ndarray, tile: int, channels: int, depth: int) -> np.n
 
 def lowering(call: Call, rows: np.ndarray, tile: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The parameters (depth8, chunk, mode, clamp) and constants (weights, rq) of a 16x8 gemm layer."""
-    mode, rq, clamp = records(call, rows)
+    mode, rq, clamp = records(call, rows, round_ok=True)
     params = {"depth8": depth8(rows.shape[1]), "chunk": chunk(rows, mode != NARROW), "mode": mode, **clamp}
     return params, {"weights": weight_tiles(rows, tile), "rq": rq.reshape(-1)}
 
