@@ -20,8 +20,9 @@ v = (x * m + 2^(k-1)) >> k. Then, with a = |v|:
   TANH:     h = a >> 8, t = a & 255; r = h >= 255 ? 0xFFFF << 8 : (T[h] << 8) + t * (T[h+1] - T[h]);
             out = (v >= 0 ? r - 2^23 + 128 : 2^23 + 127 - r) >> 8
 The table T is TFLM's sigmoid_table_uint16: its values are not round(65536 * sigmoid(i / 24)) (a
-third of them are one higher), so they are held here as TFLM has them; tests/ops/test_int16_unary.py
-reads every entry back out of TFLM's TANH kernel and checks all 65536 inputs of both ops.
+third of them are one higher), so they are held as TFLM has them, in _int16_lut.py (with the lookup,
+shared with the integer LSTM); tests/ops/test_int16_unary.py reads every entry back out of TFLM's
+TANH kernel and checks all 65536 inputs of both ops.
 """
 
 from __future__ import annotations
@@ -36,29 +37,11 @@ from . import _common as c
 from . import _fixedpoint as fp
 from . import _portable
 from . import _s16
+from ._int16_lut import SIGMOID_TABLE, logistic_s16, tanh_s16
 from .add_sub import rank_at_most_6
 from .softmax import calculate_input_radius
 
 INPUT_INTEGER_BITS = 4
-# TFLM's sigmoid_table_uint16: sigmoid(i / 24) in Q0.16, entry 0 .. 255 (see the module docstring).
-SIGMOID_TABLE = np.array([
-    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
-    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
-    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
-    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
-    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
-    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
-    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
-    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
-    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
-    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
-    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
-    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
-    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
-    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
-    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
-    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
-], dtype=np.int64)
 # op -> (output scale, output zero point, bits kept by the final rounding shift)
 OUTPUT = {"logistic": (1.0 / 256, -128, 8), "tanh": (1.0 / 128, 0, 7)}
 
@@ -102,21 +85,9 @@ def int16_input_params(name: str, s_in: float) -> tuple[int, int]:
 
 
 def int16_reference(name: str, x: np.ndarray, s_in: float) -> np.ndarray:
-    """TFLM's int16 LOGISTIC / TANH (the module docstring)."""
+    """TFLM's int16 LOGISTIC / TANH (the module docstring; the lookup is _int16_lut's)."""
     mult, shift = int16_input_params(name, s_in)
-    rounding = (1 << (shift - 1)) if shift > 0 else 0
-    v = (x.astype(np.int64) * mult + rounding) >> shift
-    a = np.abs(v)
-    bits = 9 if name == "logistic" else 8
-    h, t = a >> bits, a & ((1 << bits) - 1)
-    hc = np.minimum(h, 254)
-    ua, ub = SIGMOID_TABLE[hc], SIGMOID_TABLE[hc + 1]
-    r = np.where(h >= 255, (0x7FFF << 10) if name == "logistic" else (0xFFFF << 8), (ua << bits) + t * (ub - ua))
-    if name == "logistic":
-        out = np.where(v >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1) >> 10
-    else:
-        out = np.where(v >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1) >> 8
-    return out.astype(np.int16)
+    return (logistic_s16 if name == "logistic" else tanh_s16)(x, mult, shift)
 
 
 def _kernel(name: str):
@@ -162,14 +133,16 @@ def _output_quant_check(name: str):
 
 def input_scale_in_range(v: OpView) -> str | None:
     """The input scale must lie in [2^-28, 16) (int16: below 5.33, where TFLM's input multiplier
-    s_in * 12288 stays below 2^16 and x times it within int32): the kernel's input left shift (from
-    TFLM's Prepare) is then in 0..31; outside it, the fixed-point arithmetic is undefined."""
+    s_in * 12288 stays below 2^16 and x times it within int32, and not so small that the multiplier
+    truncates to 0, which TFLM's kernel would take for its power-of-two case with a shift of 31): the
+    kernel's input left shift (from TFLM's Prepare) is then in 0..31; outside it, the fixed-point
+    arithmetic is undefined."""
     q = v.args[0].quant
     if q is None or q.per_channel:
         return None  # reported by quantized_per_tensor_io
     if v.args[0].dtype == "int16":
         mult, _ = int16_input_params("logistic", q.s)
-        return None if mult <= 0xFFFF else f"input scale {q.s:.8g} gives an input multiplier of {mult}"
+        return None if 0 < mult <= 0xFFFF else f"input scale {q.s:.8g} gives an input multiplier of {mult}"
     _, shift = math.frexp(float(np.float32(q.s)) * float(1 << (31 - INPUT_INTEGER_BITS)))
     return None if 0 <= shift <= 31 else f"input scale {q.s:.8g} gives an input shift of {shift}"
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _int16 import all_int16, check_against_tflm, int16_values, kernels, refusals
-from mcuforge.ir.ops.logistic_tanh import SIGMOID_TABLE, int16_input_params
+from mcuforge.ir.ops._int16_lut import SIGMOID_TABLE
+from mcuforge.ir.ops.logistic_tanh import int16_input_params
 
 from devtools.tflite_writer import ModelWriter
 from mcuforge.oracle import run_tflm
@@ -122,6 +123,7 @@ def test_rules(tmp_path):
              ("LOGISTIC", (1e-3, 0), (2 ** -14, 0), {}),  # output scale must be 2^-15
              ("TANH", (1e-3, 3), (2 ** -15, 0), {}),  # zero points 0
              ("LOGISTIC", (6.0, 0), (2 ** -15, 0), {}),  # input multiplier beyond 16 bits
+             ("TANH", (1e-14, 0), (2 ** -15, 0), {}),  # multiplier 0: TFLM's power-of-two path, shift 31
              ("SOFTMAX", (1e-3, 5), (1 / 32768, 0), {"Beta": 1.0}),  # input zero point 0
              ("SOFTMAX", (1e-3, 0), (1 / 65536, 0), {"Beta": 1.0}),  # output scale 1/32768
              ("SOFTMAX", (8.0, 0), (1 / 32768, 0), {"Beta": 1.0})]  # exponent 16: d << 16 overflows
@@ -139,6 +141,7 @@ def test_rules(tmp_path):
     assert "output scale 2^-15" in why[2] and "6.1035156e-05" in why[2]
     assert "output scale 2^-15" in why[3] and "input zero point 3" in why[3]
     assert "input multiplier of 73728" in why[4]
-    assert "input zero point 5" in why[5]
-    assert "scale 1/32768" in why[6]
-    assert "exponent 16" in why[7]
+    assert "input multiplier of 0" in why[5]
+    assert "input zero point 5" in why[6]
+    assert "scale 1/32768" in why[7]
+    assert "exponent 16" in why[8]
