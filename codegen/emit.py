@@ -44,8 +44,7 @@ inline int long register restrict return short signed sizeof static struct switc
 volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert
 _Thread_local bool true false NULL main""".split())
 C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
-           "int64": "int64_t",
-           "float32": "float", "bool": "uint8_t"}
+           "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
 
 
 class CodegenError(McuforgeError):

@@ -449,7 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
     s.add_argument("--opt", default="-O2", help=OPT_HELP)
     s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.add_argument("--picture", metavar="FILE", help="per-layer bar chart (% of total, per MAC) to FILE.svg or FILE.png")
+    s.add_argument("--picture", metavar="FILE", help="per-layer bar chart (%% of total, per MAC) to FILE.svg or FILE.png")
     s.add_argument("--cycles", action="store_true",
                    help="QEMU boards: also estimate cycles from the executed instruction stream (about 2-3x slower)")
     s.set_defaults(func=_cmd_bench)

@@ -237,3 +237,16 @@ def test_static_stack_bound_is_required_for_the_ram_check():
     with pytest.raises(McuforgeError, match=r"^m\.elf: gcc's call graphs give no stack bound \(recursion\?\), so the "
                                             r"stack cannot be checked against mps2-an386's reservation$"):
         static_stack_use(fw)
+
+
+# ---------------------------------------------------------------- --help
+
+def test_every_command_has_help():
+    """`mcuforge <command> --help` prints its options (argparse expands %-formats in help strings: a
+    bare % was a traceback)."""
+    from mcuforge.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for name, sub in commands.items():
+        assert "usage:" in sub.format_help(), name

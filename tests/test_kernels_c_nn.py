@@ -144,7 +144,7 @@ static uint8_t guard_byte(uint32_t i) {{ return (uint8_t)(0x5a + 37u * i); }}
 int main(void)
 {{
     static const {struct} params = {params};
-    static int8_t input[{in_n}], output[{out_n}];
+    static {ctype} input[{in_n}], output[{out_n}];
     const uint32_t scratch_n = {scratch_n};
     uint8_t *scratch = malloc(scratch_n + {guard});
     if (scratch == NULL || fread(input, 1, sizeof input, stdin) != sizeof input) return 4;
@@ -160,8 +160,8 @@ int main(void)
 
 
 def scratch_driver(kc) -> str:
-    """A C program calling the kernel of `kc` (one int8 input) on stdin with exactly its planned
-    scratch and guard bytes behind it; exit code 6 when the guard is touched."""
+    """A C program calling the kernel of `kc` (one int8 or int16 input) on stdin with exactly its
+    planned scratch and guard bytes behind it; exit code 6 when the guard is touched."""
     from mcuforge.codegen.emit import C_TYPES, _c_array, c_value
 
     consts, names = [], []
@@ -172,13 +172,14 @@ def scratch_driver(kc) -> str:
     names[n_args:n_args] = ["NULL"] * (kc.op_args - 1 - n_args)  # an absent bias
     return SCRATCH_DRIVER.format(constants="\n".join(consts), struct=kc.struct, params=c_value(kc.params),
                                  in_n=kc.inputs[0].size, out_n=kc.output.size, scratch_n=kc.scratch_bytes,
-                                 guard=GUARD, function=kc.function, args=", ".join(names))
+                                 guard=GUARD, function=kc.function, args=", ".join(names),
+                                 ctype=C_TYPES[kc.inputs[0].dtype])
 
 
 @pytest.mark.parametrize("fixture", [f for f in FIXTURES if "TRANSPOSE_CONV" in f["ops"]],
                          ids=lambda f: f["name"])
 def test_portable_scratch_stays_in_its_declared_size(fixture, tmp_path):
-    """TRANSPOSE_CONV (the portable kernel with scratch) writes only inside the scratch size its
+    """TRANSPOSE_CONV (the portable kernels with scratch, int8 and 16x8) writes only inside the scratch size its
     header macro declares (the size the planner gives it), and computes the kernel model's output."""
     import subprocess
 
@@ -186,7 +187,7 @@ def test_portable_scratch_stays_in_its_declared_size(fixture, tmp_path):
 
     compiled = compile_model(MODELS / fixture["file"], Options(targets=("c",)))
     (kc,) = [b.kernel for b in compiled.program.bindings if b.kernel.scratch_bytes]
-    assert kc.scratch_check.startswith("MCU_TRANSPOSE_CONV_S8_SCRATCH_BYTES(")
+    assert kc.scratch_check.startswith(("MCU_TRANSPOSE_CONV_S8_SCRATCH_BYTES(", "MCU_TRANSPOSE_CONV_S16_SCRATCH_BYTES("))
     (tmp_path / "driver.c").write_text(scratch_driver(kc))
     sources, _ = kernel_files(compiled)
     kernels = sources[f"{kc.source}.c"].parent
@@ -194,8 +195,9 @@ def test_portable_scratch_stays_in_its_declared_size(fixture, tmp_path):
     subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(kernels), "-I",
                     str(kernels.parent.parent / "include"), str(tmp_path / "driver.c"), str(sources[f"{kc.source}.c"]),
                     "-o", str(exe)], check=True)
-    x = np.random.default_rng(5).integers(-128, 128, kc.inputs[0].shape).astype(np.int8)
+    dtype = np.dtype(kc.inputs[0].dtype)  # int8, or int16 for 16x8
+    x = np.random.default_rng(5).integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, kc.inputs[0].shape).astype(dtype)
     proc = subprocess.run([str(exe)], input=x.tobytes(), capture_output=True, check=False)
     assert proc.returncode != 6, "the kernel wrote past the scratch size its header declares"
     assert proc.returncode == 0, proc.stderr
-    assert np.array_equal(np.frombuffer(proc.stdout, np.int8).reshape(kc.output.shape), kc.run([x]))
+    assert np.array_equal(np.frombuffer(proc.stdout, dtype).reshape(kc.output.shape), kc.run([x]))

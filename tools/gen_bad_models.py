@@ -4,7 +4,6 @@
 
   unsupported_ops.tflite   int8 model with operators mcuforge does not support (several of them)
   float_model.tflite       a float32 model (float activations)
-  int16_acts.tflite        16x8 quantization: int16 activations
   dynamic_shape.tflite     an input whose shape signature has an unknown non-batch dimension
   two_subgraphs.tflite     control flow (WHILE) that keeps a second subgraph
 Truncated and garbage files are made by the tests themselves.
@@ -43,12 +42,6 @@ def convert(fn_or_model, shape, mode: str) -> bytes:
         conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         conv.inference_input_type = tf.int8
         conv.inference_output_type = tf.int8
-    elif mode == "int16":
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = rep(shape)
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
-        conv.inference_input_type = tf.int16
-        conv.inference_output_type = tf.int16
     elif mode == "float_dynamic":
         pass
     return conv.convert()
@@ -73,7 +66,6 @@ def main() -> None:
     inp = tf.keras.Input((8, 8, 4), batch_size=1)
     model = tf.keras.Model(inp, tf.keras.layers.Conv2D(4, 3, padding="same")(inp))
     (out / "float_model.tflite").write_bytes(convert(model, (1, 8, 8, 4), "float"))
-    (out / "int16_acts.tflite").write_bytes(convert(model, (1, 8, 8, 4), "int16"))
 
     inp = tf.keras.Input((None, 4), batch_size=1)
     model = tf.keras.Model(inp, tf.keras.layers.Dense(4)(inp))

@@ -90,6 +90,7 @@ class Fixture:
     absent: list = field(default_factory=list)  # op names that must NOT be present
     group: str = ""  # "" for this file's table; <g> for tools/fixtures_<g>.py (MANIFEST.<g>.json)
     dynamic_batch: bool = False  # inputs' batch dimension unknown (None) as in Keras exports
+    int16x8: bool = False  # 16x8: EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8, int16 I/O
 
 
 FIXTURES: list[Fixture] = []
@@ -1021,8 +1022,11 @@ def convert(fx: Fixture) -> bytes:
     conv_.optimizations = [tf.lite.Optimize.DEFAULT]
     calib = list(calib_samples(fx, np.random.default_rng(seed_of(fx.name) ^ 0x5EED)))
     conv_.representative_dataset = lambda: iter(calib)
-    conv_.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    io_type = tf.float32 if fx.float_io else tf.int8
+    if fx.int16x8:  # int16 activations, int8 weights (int64 biases), as users quantize audio models
+        conv_.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
+    else:
+        conv_.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    io_type = tf.float32 if fx.float_io else (tf.int16 if fx.int16x8 else tf.int8)
     conv_.inference_input_type = io_type
     conv_.inference_output_type = io_type
     # per-tensor FULLY_CONNECTED weights are what TFLM-targeting models normally use; only the

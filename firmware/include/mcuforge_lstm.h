@@ -2,8 +2,8 @@
  * TFLM's integer LSTM, the parts every mcuforge LSTM kernel shares (the portable mcu_lstm_s8 and the
  * cmsis-nn target's mcu_cmsis_lstm_s8): the parameter struct the lowering fills
  * (ir/ops/unidirectional_sequence_lstm.py, lower_c), TFLM's int16 sigmoid and tanh
- * (reference_integer_ops::Logistic / Tanh for int16: a 256-entry sigmoid table, linear
- * interpolation; ir/ops/_int16_lut.py is their numpy twin) and the cell and hidden state updates
+ * (reference_integer_ops::Logistic / Tanh for int16: mcuforge_int16_lut.h, shared with the int16
+ * LOGISTIC / TANH kernels) and the cell and hidden state updates
  * (lstm_eval.h UpdateLstmCell / UpdateLstmHidden).
  *
  * Per-gate arrays are in TFLite's gate order: input, forget, cell, output.
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "mcuforge_fixedpoint.h"
+#include "mcuforge_int16_lut.h"
 
 typedef struct {
     int32_t batches;                 /**< >= 1 */
@@ -43,36 +44,15 @@ static inline int32_t mcu_sat16(int32_t v)
 }
 
 /** sigmoid of a Q3.12 value as Q0.15 (TFLM's Logistic with input multiplier 0: x * 3). */
-static inline int32_t mcu_sigmoid_s16(int32_t x, const uint16_t *table)
+static inline int32_t mcu_lstm_sigmoid(int32_t x, const uint16_t *table)
 {
-    const int32_t v = x * 3;
-    const uint32_t a = (uint32_t)(v < 0 ? -v : v);
-    uint32_t r;
-    if ((a >> 9) >= 255u) {
-        r = 0x7FFFu << 10;
-    } else {
-        const uint32_t ua = table[a >> 9], ub = table[(a >> 9) + 1u];
-        r = (ua << 9) + (a & 0x1FFu) * (ub - ua);
-    }
-    r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1u;
-    return (int32_t)(r >> 10);
+    return mcu_sigmoid_lut_s16(x * 3, table);
 }
 
 /** tanh as Q0.15 of x scaled by (x * multiplier + round) >> shift into TFLM's Tanh input. */
-static inline int32_t mcu_tanh_s16(int32_t x, int32_t multiplier, int32_t shift, const uint16_t *table)
+static inline int32_t mcu_lstm_tanh(int32_t x, int32_t multiplier, int32_t shift, const uint16_t *table)
 {
-    const int32_t round = shift > 0 ? (int32_t)1 << (shift - 1) : 0;
-    const int32_t v = (x * multiplier + round) >> shift;
-    const uint32_t a = (uint32_t)(v < 0 ? -v : v);
-    int32_t r;
-    if ((a >> 8) >= 255u) {
-        r = (int32_t)(0xFFFFu << 8);
-    } else {
-        const uint32_t ua = table[a >> 8], ub = table[(a >> 8) + 1u];
-        r = (int32_t)((ua << 8) + (a & 0xFFu) * (ub - ua));
-    }
-    r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
-    return r >> 8;
+    return mcu_tanh_lut_s16(mcu_lut_input(x, multiplier, shift), table);
 }
 
 /** The new cell state: sat16(forget * cell + input * cell gate), clipped when cell_clip > 0. */
@@ -93,7 +73,7 @@ static inline int32_t mcu_lstm_cell(const mcu_lstm_params *p, int32_t forget, in
 static inline int32_t mcu_lstm_hidden(const mcu_lstm_params *p, int32_t cell, int32_t output_gate,
                                       const uint16_t *table, int32_t lo, int32_t hi)
 {
-    const int32_t th = mcu_tanh_s16(cell, p->tanh_multiplier, p->tanh_shift, table);
+    const int32_t th = mcu_lstm_tanh(cell, p->tanh_multiplier, p->tanh_shift, table);
     const int32_t h = p->hidden_zero_point + mcu_requantize(th * output_gate, p->hidden_multiplier, p->hidden_shift);
     return h < lo ? lo : h > hi ? hi : h;
 }

@@ -239,7 +239,8 @@ def same_quant(a: TensorType, b: TensorType) -> bool:
 
 
 def fold_pad_into_same(call, ctx):
-    """Shared legalization of PAD -> conv (VALID): when the PAD fills with the zero point on H and W
+    """Shared legalization of PAD -> conv (VALID): when the PAD fills with what the conv's padding
+    stands for (the zero point for int8, a raw 0 for 16x8 layers, which ignore zero points) on H and W
     only and places its padding exactly as TFLite's SAME padding would, the conv reads the unpadded
     input with SAME padding instead (padding then contributes 0, exactly as the zero-point fill did).
     Returns the new call, or None where that is not equivalent (the PAD stays)."""
@@ -257,7 +258,9 @@ def fold_pad_into_same(call, ctx):
     if x.type.quant is None or pad.type.quant is None or x.type.quant != pad.type.quant:
         return None
     fill = pad.attrs.get("pad_value")
-    if (fill if fill is not None else pad.type.quant.zp) != x.type.quant.zp:
+    if fill is None:  # PAD: the zero point for int8, a raw 0 otherwise (pad.py)
+        fill = pad.type.quant.zp if pad.type.dtype == "int8" else 0
+    if fill != (x.type.quant.zp if x.type.dtype == "int8" else 0):  # what the conv's padding reads as
         return None
     w = call.args[1].type.shape
     kh, kw = (w[1], w[2])

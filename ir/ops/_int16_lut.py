@@ -7,9 +7,10 @@ power-of-two case (multiplier 3 << shift, no shift). For sigmoid, |x'| indexes t
 about their midpoint, so the table covers |x'| only. Outputs are Q0.15.
 
 `SIGMOID_TABLE` holds TFLM's table values (sigmoid(i / 24) in Q0.16, as TFLM tabulates them: no
-closed formula in double reproduces all 256 entries, so they are data, checked against TFLM by the
-LSTM tests through its gates). Not an op module (the leading underscore keeps it out of the registry
-scan). The C kernels receive the table as a constant array, so it lives in this one place.
+closed formula in double reproduces all 256 entries, so they are data, read back entry by entry out
+of TFLM's int16 TANH kernel by tests/ops/test_int16_unary.py). Used by LOGISTIC / TANH on int16 and
+by the integer LSTM's gates; the C twin is firmware/include/mcuforge_int16_lut.h. Not an op module
+(the leading underscore keeps it out of the registry scan). The C kernels receive the table as a constant array, so it lives in this one place.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Shared pieces of the neural-network op entries (depthwise convolution, pooling, fully connected,
-transpose convolution, mean): sliding-window padding and taps, and the details behind their weight,
-bias and quantization support checks. Not an op module itself (the leading underscore keeps it out
+transpose convolution, mean): sliding-window padding and taps, and the details behind their weight
+and quantization support checks. Not an op module itself (the leading underscore keeps it out
 of the registry scan)."""
 
 from __future__ import annotations
@@ -78,18 +78,6 @@ def weight_quant(v: OpView, axis: int, channels: int) -> str | None:
         return f"{len(q.scale)} scales on axis {q.axis}, expected 1 or {channels} on axis {axis}"
     if any(z != 0 for z in q.zero_point):
         return "a weight zero point is not 0"
-    return None
-
-
-def bias_matches(v: OpView, channels: int) -> str | None:
-    """The detail of what is wrong with an optional int32 bias of `channels` elements."""
-    if len(v.args) < 3:
-        return None
-    b = v.args[2]
-    if b.dtype != "int32":
-        return f"bias is {b.dtype}"
-    if b.size != channels:
-        return f"bias has {b.size} elements for {channels} output channels"
     return None
 
 

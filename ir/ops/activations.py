@@ -1,4 +1,9 @@
-"""Int8 activations: RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU and HARD_SWISH, with TFLM's semantics.
+"""Activations: RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU and HARD_SWISH, with TFLM's semantics.
+
+RELU, RELU6 and LEAKY_RELU take int8 or int16 (TFLM's kernels are templated on the type: the same
+arithmetic with the int16 range; its RELU Prepare requires int16 zero points of 0, RELU6 and
+LEAKY_RELU do not). RELU_N1_TO_1 and HARD_SWISH are int8 only: TFLM has no RELU_N1_TO_1 kernel and
+its HARD_SWISH Eval refuses int16.
 
 * RELU (TFLM ReluQuantized): rescales, out = zp_out + MultiplyByQuantizedMultiplier(x - zp_in, m, s)
   clamped to [max(-128, zp_out), 127], with (m, s) from s_in / s_out.
@@ -28,6 +33,7 @@ from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, get_o
 from . import _common as c
 from . import _fixedpoint as fp
 from . import _portable
+from . import _s16
 from .add_sub import rank_at_most_6
 
 f32 = np.float32
@@ -67,13 +73,19 @@ def relu_x(x: np.ndarray, v: OpView, act_min: float | None, act_max: float | Non
     multiplier is s_in / s_out in double (TFLM), or as a float32 quotient (TFLite)."""
     qi, qo = v.args[0].quant, v.out.quant
     m, s = relu_multiplier(v, float32_quotient)
-    lo, hi = -128, 127
+    lo, hi = quant.dtype_range(v.out.dtype)
     if act_min is not None:
         lo = max(lo, qo.zp + int(_round_half_away(f32(act_min) / f32(qo.s))))
     if act_max is not None:
         hi = min(hi, qo.zp + int(_round_half_away(f32(act_max) / f32(qo.s))))
     out = qo.zp + quant.multiply_by_quantized_multiplier(x.astype(np.int64) - qi.zp, m, s)
-    return np.clip(out, lo, hi).astype(np.int8)
+    return np.clip(out, lo, hi).astype(v.out.np_dtype)
+
+
+def relu_bounds(v: OpView) -> tuple[int, int]:
+    """RELU's clamp: [max(type min, zp_out + round(0 / s_out)), type max] (CalculateReluOpData)."""
+    lo, hi = quant.dtype_range(v.out.dtype)
+    return max(lo, v.out.quant.zp), hi
 
 
 def relu_multiplier(v: OpView, float32_quotient: bool) -> tuple[int, int]:
@@ -93,15 +105,16 @@ def reference_relu_n1_to_1(args, v: OpView):
 
 # ---- RELU6 (clamp in the input domain) ------------------------------------------------------------
 
-def relu6_bounds(s_in: float, zp_in: int) -> tuple[int, int]:
-    """TFLM's Relu6Prepare: (zero, six) = (zp_in, FloatToQuantizedType<int8>(6.0f, s_in, zp_in))."""
+def relu6_bounds(s_in: float, zp_in: int, dtype: str = "int8") -> tuple[int, int]:
+    """TFLM's Relu6Prepare: (zero, six) = (zp_in, FloatToQuantizedType<T>(6.0f, s_in, zp_in))."""
     six = int(_round_half_away(f32(6.0) / f32(s_in))) + zp_in
-    return zp_in, min(max(six, -128), 127)
+    lo, hi = quant.dtype_range(dtype)
+    return zp_in, min(max(six, lo), hi)
 
 
 def reference_relu6(args, v: OpView):
-    zero, six = relu6_bounds(v.args[0].quant.s, v.args[0].quant.zp)
-    return np.clip(args[0], zero, six).astype(np.int8)
+    zero, six = relu6_bounds(v.args[0].quant.s, v.args[0].quant.zp, v.args[0].dtype)
+    return np.clip(args[0], zero, six).astype(v.out.np_dtype)
 
 
 # ---- LEAKY_RELU -----------------------------------------------------------------------------------
@@ -123,7 +136,8 @@ def reference_leaky_relu(args, v: OpView):
     if alpha < 0:
         negative = -negative
     out = qo.zp + np.where(x >= 0, pos, negative)
-    return np.clip(out, -128, 127).astype(np.int8)
+    lo, hi = quant.dtype_range(v.out.dtype)
+    return np.clip(out, lo, hi).astype(v.out.np_dtype)
 
 
 # ---- HARD_SWISH -----------------------------------------------------------------------------------
@@ -228,7 +242,17 @@ def hard_swish_reluish_shift(v: OpView) -> str | None:
     return None if e <= quant.MAX_LEFT_SHIFT + 1 else f"input scale {v.args[0].quant.s:.6g} gives exponent {e}"
 
 
-_CHECKS = (c.int8_activations, c.quantized_per_tensor_io, rank_at_most_6)
+def relu_int16_zero_points(v: OpView) -> str | None:
+    """int16 input and output must have zero point 0 (TFLM's RELU Prepare requires it)."""
+    if v.args[0].dtype != "int16" or not _quantized(v):
+        return None
+    zps = (v.args[0].quant.zp, v.out.quant.zp)
+    return None if zps == (0, 0) else f"input zero point {zps[0]}, output {zps[1]}"
+
+
+_CHECKS = (c.quantized_per_tensor_io, rank_at_most_6)
+_INT8 = (c.int8_activations,)
+_INT8_OR_16 = (_s16.int8_or_int16_activations,)
 
 # A fused activation followed by a standalone one (in the same quantization) is one fused activation.
 _COMBINED = {("NONE", "RELU"): "RELU", ("NONE", "RELU6"): "RELU6", ("RELU", "RELU"): "RELU",
@@ -248,7 +272,7 @@ def fold_into_producer(call, ctx):
         return None
     if not get_op(x.op).fuses_activation:
         return None
-    if x.type.quant is None or x.type.quant != call.type.quant or x.type.dtype != "int8":
+    if x.type.quant is None or x.type.quant != call.type.quant or x.type.dtype not in ("int8", "int16"):
         return None
     act = _COMBINED.get((x.attrs.get("activation", "NONE"), get_op(call.op).folds_as))
     if act is None:
@@ -257,11 +281,39 @@ def fold_into_producer(call, ctx):
                    sources=x.sources + call.sources)
 
 def lower_relu6(call) -> CKernel:
-    """mcu_relu6_s8: a clamp to TFLM's two bounds in the input domain."""
-    q = call.args[0].type.quant
-    lo, hi = relu6_bounds(q.s, q.zp)
+    """mcu_relu6_s8 / mcu_relu6_s16: a clamp to TFLM's two bounds in the input domain."""
+    x = call.args[0].type
+    lo, hi = relu6_bounds(x.quant.s, x.quant.zp, x.dtype)
+    if x.dtype == "int16":
+        return CKernel("mcu_relu6_s16", "mcu_activations_s16", "mcu_relu6_params",
+                       {"size": call.type.size, "act_min": lo, "act_max": hi})
     return CKernel("mcu_relu6_s8", "mcu_relu6_s8", "mcu_relu6_params",
                    {"size": call.type.size, "act_min": lo, "act_max": hi})
+
+
+def lower_relu(call) -> CKernel:
+    """int8: a 256-entry table; int16: mcu_relu_s16, TFLM's rescale and clamp."""
+    x, out = call.args[0].type, call.type
+    if x.dtype == "int8":
+        return _portable.table_kernel(call)
+    v = OpView((x,), out, call.attrs)
+    m, s = relu_multiplier(v, False)
+    lo, hi = relu_bounds(v)
+    return CKernel("mcu_relu_s16", "mcu_activations_s16", "mcu_rescale_s16_params",
+                   {"size": out.size, "input_offset": -x.quant.zp, "multiplier": m, "shift": s,
+                    "output_offset": out.quant.zp, "act_min": lo, "act_max": hi})
+
+
+def lower_leaky_relu(call) -> CKernel:
+    """int8: a 256-entry table; int16: mcu_leaky_relu_s16 with TFLM's two multipliers."""
+    x, out = call.args[0].type, call.type
+    if x.dtype == "int8":
+        return _portable.table_kernel(call)
+    (mi, si), (ma, sa) = leaky_relu_multipliers(x.quant.s, call.attrs["alpha"], out.quant.s)
+    return CKernel("mcu_leaky_relu_s16", "mcu_activations_s16", "mcu_leaky_relu_s16_params",
+                   {"size": out.size, "input_offset": -x.quant.zp, "output_offset": out.quant.zp,
+                    "identity_multiplier": mi, "identity_shift": si, "alpha_multiplier": ma, "alpha_shift": sa,
+                    "alpha_negative": int(call.attrs["alpha"] < 0)})
 
 
 TABLE = Portable(_portable.table_kernel, in_place=True)
@@ -271,17 +323,18 @@ TFLM = {"relu": "activations.cc, ReluQuantized", "relu6": "activations.cc, Relu6
         "leaky_relu": "leaky_relu.cc, QuantizeLeakyRelu", "hard_swish": "hard_swish.cc, reference_ops::HardSwish"}
 
 for _name, _doc, _ref, _parse, _extra, _portable_kernel, _folds_as in (
-    ("relu", "max(x, 0), rescaled to the output quantization.", reference_relu, parse_plain,
-     (relu_rescale_below_2_30,), TABLE, "RELU"),
-    ("relu6", "min(max(x, 0), 6), clamped in the input's quantized domain (as TFLM: no rescaling).",
-     reference_relu6, parse_plain, (relu6_bound_fits,), Portable(lower_relu6, in_place=True), "RELU6"),
+    ("relu", "max(x, 0), rescaled to the output quantization; int8 or int16.", reference_relu, parse_plain,
+     _INT8_OR_16 + (relu_int16_zero_points, relu_rescale_below_2_30), Portable(lower_relu, in_place=True), "RELU"),
+    ("relu6", "min(max(x, 0), 6), clamped in the input's quantized domain (as TFLM: no rescaling); int8 or int16.",
+     reference_relu6, parse_plain, _INT8_OR_16 + (relu6_bound_fits,), Portable(lower_relu6, in_place=True), "RELU6"),
     ("relu_n1_to_1", ("min(max(x, -1), 1), rescaled to the output quantization (TFLM has no kernel for "
                       "this op; TFLite's reference semantics)."), reference_relu_n1_to_1, parse_plain,
-     (relu_n1_to_1_rescale_below_2_30, relu_n1_to_1_bounds_fit), TABLE, None),
-    ("leaky_relu", "x for x >= 0, alpha * x otherwise, rescaled to the output quantization.",
-     reference_leaky_relu, parse_leaky, (leaky_relu_rescale_below_2_30,), TABLE, None),
-    ("hard_swish", "x * relu6(x + 3) / 6 in TFLM's int16 fixed-point pipeline.", reference_hard_swish,
-     parse_plain, (hard_swish_output_scale, hard_swish_reluish_shift), TABLE, None),
+     _INT8 + (relu_n1_to_1_rescale_below_2_30, relu_n1_to_1_bounds_fit), TABLE, None),
+    ("leaky_relu", "x for x >= 0, alpha * x otherwise, rescaled to the output quantization; int8 or int16.",
+     reference_leaky_relu, parse_leaky, _INT8_OR_16 + (leaky_relu_rescale_below_2_30,),
+     Portable(lower_leaky_relu, in_place=True), None),
+    ("hard_swish", "x * relu6(x + 3) / 6 in TFLM's int16 fixed-point pipeline; int8 (TFLM has no int16 kernel).",
+     reference_hard_swish, parse_plain, _INT8 + (hard_swish_output_scale, hard_swish_reluish_shift), TABLE, None),
 ):
     register(OpDef(
         name=_name,
@@ -290,7 +343,7 @@ for _name, _doc, _ref, _parse, _extra, _portable_kernel, _folds_as in (
         doc=_doc,
         infer=infer,
         reference=_ref,
-        checks=_CHECKS + _extra,
+        checks=_extra[:1] + _CHECKS + _extra[1:],
         tflite={_name.upper(): _parse},
         legalize=(fold_into_producer,) if _folds_as else (),
         portable=_portable_kernel,

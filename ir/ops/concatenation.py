@@ -3,8 +3,9 @@
 TFLM copies the inputs' bytes (reference_ops::Concatenation, no arithmetic). For int8 its Prepare
 requires every input to carry exactly the output's scale and zero point; desktop TFLite instead
 rescales mismatched int8 inputs (ConcatenationWithScaling). We follow TFLM: mismatched int8
-quantization is rejected. TFLM also rejects any fused activation, more than 10 inputs and ranks
-above 6 (RuntimeShape::kMaxSmallSize)."""
+quantization is rejected. For int16 it requires every zero point (inputs and output) to be 0 and
+lets the scales differ (the bytes are copied as they are). TFLM also rejects any fused activation,
+more than 10 inputs and ranks above 6 (RuntimeShape::kMaxSmallSize)."""
 
 from __future__ import annotations
 
@@ -105,6 +106,18 @@ def int8_same_quant(v: OpView) -> str | None:
     return None
 
 
+def int16_zero_points(v: OpView) -> str | None:
+    """Every int16 input and the output must have zero point 0 (TFLM does not rescale; its scales may
+    differ)."""
+    if v.out.dtype != "int16":
+        return None
+    for i, t in enumerate((*v.args, v.out)):
+        zp = _qkey(t)[1]
+        if zp != 0:
+            return f"{'the output' if i == len(v.args) else f'input {i}'} has zero point {zp}"
+    return None
+
+
 def lower_c(call) -> CKernel:
     """mcu_concatenation (element-size generic): the elements each input contributes per outer step.
     It takes an array of input pointers: concatenation.c.j2 renders that call."""
@@ -123,10 +136,10 @@ register(OpDef(
     tflm="concatenation.cc, reference_ops::Concatenation",
     kind=OpKind.INJECTIVE,
     doc="Concatenate up to 10 tensors along one axis (negative allowed); int8 inputs share the "
-        "output's quantization.",
+        "output's quantization, int16 ones have zero point 0.",
     infer=infer,
     reference=reference,
-    checks=(same_dtype, input_count, rank_limit, axis_and_shapes, no_activation, int8_same_quant),
+    checks=(same_dtype, input_count, rank_limit, axis_and_shapes, no_activation, int8_same_quant, int16_zero_points),
     tflite={"CONCATENATION": parse},
     portable=Portable(lower_c),
 ))

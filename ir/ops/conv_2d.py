@@ -1,5 +1,11 @@
-"""CONV_2D: int8 NHWC convolution with per-channel (or per-tensor) symmetric int8 weights (OHWI),
-optional int32 bias and a fused activation. TFLM reference: reference_integer_ops::ConvPerChannel."""
+"""CONV_2D: NHWC convolution with per-channel (or per-tensor) symmetric int8 weights (OHWI) and a fused
+activation, on int8 activations (optional int32 bias) or int16 activations (16x8, optional int64 or
+int32 bias). TFLM reference: reference_integer_ops::ConvPerChannel (conv.cc).
+
+int8: acc = sum((x - x_zp) * w) + bias (int32), MultiplyByQuantizedMultiplier per channel, + output
+zero point, clamp. 16x8 (the int16 overload, _s16.py): acc = sum(x * w) (zero points ignored) + bias,
+int64 accumulator with an int64 bias or none (requantized by the int64 MultiplyByQuantizedMultiplier),
+int32 accumulator with an int32 bias; clamp without the output zero point."""
 
 from __future__ import annotations
 
@@ -7,13 +13,15 @@ import numpy as np
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
+from . import _s16
 
 
 def parse(ctx):
     o = ctx.options()
     if o is None:
         raise ctx.fail("missing Conv2DOptions")
-    return c.weights_and_bias(ctx), c.window_attrs(o)
+    args = c.weights_and_bias(ctx)
+    return args, {**c.window_attrs(o), **_s16.bound_attrs(args, 0)}
 
 
 def infer(args, attrs):
@@ -47,13 +55,17 @@ def reference(args, v: OpView):
     in_q, w_q, out_q = v.args[0].quant, v.args[1].quant, v.out.quant
     oc, kh, kw, ic = w.shape
     n, oh, ow, _ = v.out.shape
-    xs = x.astype(np.int64) - in_q.zp  # (input + input_offset); padding contributes 0
+    s16 = _s16.is_16x8(v)
+    xs = x.astype(np.int64) - (0 if s16 else in_q.zp)  # (input + input_offset); padding contributes 0
     cols = windows(xs, kh, kw, v.attrs, (oh, ow)).reshape(n * oh * ow, kh * kw * ic)
     acc = c.exact_matmul(cols, w.reshape(oc, kh * kw * ic).T)
-    if bias is not None:
-        acc = acc + bias
     mult, shift = c.per_channel_multipliers(in_q.s, w_q.scale, out_q.s, oc)
     lo, hi = c.act_range(v)
+    if s16:
+        wide = _s16.wide_accumulator(_s16.bias_dtype(v))
+        return _s16.requantize(acc, bias, wide, mult, shift, lo, hi).reshape(n, oh, ow, oc)
+    if bias is not None:
+        acc = acc + bias
     return c.requantize_clamp(acc, mult, shift, out_q.zp, lo, hi).reshape(n, oh, ow, oc)
 
 
@@ -78,15 +90,18 @@ def pad_folded_into_same_padding(call, ctx):
 
 
 def lower_c(call) -> CKernel:
-    """mcu_conv_2d_s8: the window geometry, zero-point offsets, activation clamp and per-channel
-    multipliers and shifts (the reference's derivation) precomputed."""
+    """mcu_conv_2d_s8 (mcu_conv_2d_s16[_acc32] for 16x8): the window geometry, zero-point offsets (0 for
+    16x8, whose kernel ignores them), activation clamp and per-channel multipliers and shifts (the
+    reference's derivation) precomputed."""
     x, w, out = call.args[0].type, call.args[1].type, call.type
     oc, kh, kw, _ = w.shape
     mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, oc)
     lo, hi = c.act_clamp(call)
-    params = {**c.window(call, kh, kw).fields(), "input_offset": -x.quant.zp, "output_offset": out.quant.zp,
-              "act_min": lo, "act_max": hi}
-    return CKernel("mcu_conv_2d_s8", "mcu_conv_2d_s8", "mcu_conv_2d_params", params,
+    s8 = x.dtype == "int8"
+    params = {**c.window(call, kh, kw).fields(), "input_offset": -x.quant.zp if s8 else 0,
+              "output_offset": out.quant.zp if s8 else 0, "act_min": lo, "act_max": hi}
+    function, source = _s16.lower_names("mcu_conv_2d", call)
+    return CKernel(function, source, "mcu_conv_2d_params", params,
                    {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3)
 
 
@@ -99,12 +114,12 @@ register(OpDef(
     name="conv_2d",
     tflm="conv.cc, reference_integer_ops::ConvPerChannel",
     kind=OpKind.COMPLEX,
-    doc="2-D convolution, NHWC input, OHWI weights, any stride, dilation and SAME/VALID padding.",
+    doc="2-D convolution, NHWC input, OHWI weights, any stride, dilation and SAME/VALID padding; int8 or 16x8.",
     infer=infer,
     reference=reference,
-    checks=(c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, c.symmetric_weights,
-            per_channel_on_output_axis, filter_matches_input, c.int32_bias, c.supported_fused_activation,
-            c.rescale_below_2_30, c.fused_clamp_fits_int32),
+    checks=(_s16.int8_or_int16_activations, c.quantized_per_tensor_io, c.rank4_input, c.symmetric_weights,
+            per_channel_on_output_axis, filter_matches_input, _s16.conv_bias, c.supported_fused_activation,
+            _s16.rescale_below_2_30, c.fused_clamp_fits_int32, _s16.accumulator_within_2_47),
     tflite={"CONV_2D": parse},
     legalize=(pad_folded_into_same_padding,),
     portable=Portable(lower_c),

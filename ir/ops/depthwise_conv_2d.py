@@ -1,7 +1,12 @@
-"""DEPTHWISE_CONV_2D: int8 NHWC depthwise convolution with weights [1, KH, KW, IC*M] (M = depth
-multiplier) quantized per tensor or per output channel (axis 3), optional int32 bias and a fused
-activation. TFLM reference: reference_integer_ops::DepthwiseConvPerChannel (output channel
-`ic*M + m` reads input channel `ic`; the weight zero point is not used; padding contributes 0)."""
+"""DEPTHWISE_CONV_2D: NHWC depthwise convolution with weights [1, KH, KW, IC*M] (M = depth
+multiplier) quantized per tensor or per output channel (axis 3) and a fused activation, on int8
+activations (optional int32 bias) or int16 activations (16x8, optional int64 bias). TFLM reference:
+reference_integer_ops::DepthwiseConvPerChannel (output channel `ic*M + m` reads input channel `ic`;
+the weight zero point is not used; padding contributes 0).
+
+16x8 (its int16 overload, _s16.py): raw x * w products (zero points ignored) in an int64
+accumulator, + the int64 bias, the int64 MultiplyByQuantizedMultiplier, clamp without the output
+zero point. TFLM reads a 16x8 bias as int64 whatever its type, so an int32 bias is refused."""
 
 from __future__ import annotations
 
@@ -10,16 +15,18 @@ from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, regis
 
 from . import _common as c
 from . import _nn
+from . import _s16
 
 
 def parse(ctx):
     o = ctx.options()
     if o is None:
         raise ctx.fail("missing DepthwiseConv2DOptions")
-    attrs = {**c.window_attrs(o), "depth_multiplier": int(o.DepthMultiplier())}
+    args = c.weights_and_bias(ctx)
+    attrs = {**c.window_attrs(o), "depth_multiplier": int(o.DepthMultiplier()), **_s16.bound_attrs(args, 3)}
     if len(ctx.inputs) > 2 and ctx.inputs[2] is None:
         attrs["bias_marked_absent"] = True  # see no_absent_bias_input
-    return c.weights_and_bias(ctx), attrs
+    return args, attrs
 
 
 def no_absent_bias_input(v: OpView) -> str | None:
@@ -45,16 +52,20 @@ def reference(args, v: OpView):
     n, oh, ow, _ = v.out.shape
     k, stride, dil = (kh, kw), v.attrs["stride"], v.attrs["dilation"]
     # (input + input_offset) with padding contributing 0; output channel o reads input channel o // M.
-    xs = (x.astype(np.int64) - in_q.zp)[..., np.arange(oc) // (oc // ic)]
+    s16 = _s16.is_16x8(v)
+    xs = (x.astype(np.int64) - (0 if s16 else in_q.zp))[..., np.arange(oc) // (oc // ic)]
     xp = _nn.padded(xs, k, stride, dil, (oh, ow))
     wk = w[0].astype(np.int64)  # [KH, KW, OC]
     acc = np.zeros((n, oh, ow, oc), dtype=np.int64)
     for i, j, tap in _nn.taps(xp, k, stride, dil, (oh, ow)):
         acc += tap * wk[i, j]
-    if len(args) > 2:
-        acc += args[2].astype(np.int64)
     mult, shift = c.per_channel_multipliers(in_q.s, w_q.scale, out_q.s, oc)
     lo, hi = c.act_range(v)
+    bias = args[2].astype(np.int64) if len(args) > 2 else None
+    if s16:
+        return _s16.requantize(acc, bias, True, mult, shift, lo, hi)
+    if bias is not None:
+        acc += bias
     return c.requantize_clamp(acc, mult, shift, out_q.zp, lo, hi)
 
 
@@ -78,8 +89,9 @@ def weights_quant(v: OpView) -> str | None:
 
 
 def bias_per_channel(v: OpView) -> str | None:
-    """The bias, when present, must be int32 with one element per output channel."""
-    return _nn.bias_matches(v, v.args[1].shape[-1])
+    """The bias, when present, must have one element per output channel."""
+    n, channels = (v.args[2].size if len(v.args) > 2 else None), v.args[1].shape[-1]
+    return None if n is None or n == channels else f"bias has {n} elements for {channels} output channels"
 
 
 def positive_stride_dilation(v: OpView) -> str | None:
@@ -95,15 +107,18 @@ def pad_folded_into_same_padding(call, ctx):
 
 
 def lower_c(call) -> CKernel:
-    """mcu_depthwise_conv_2d_s8: geometry, depth multiplier, offsets, clamp, per-channel
-    multipliers and shifts precomputed."""
+    """mcu_depthwise_conv_2d_s8 (mcu_depthwise_conv_2d_s16 for 16x8): geometry, depth multiplier,
+    offsets (0 for 16x8), clamp, per-channel multipliers and shifts precomputed."""
     x, w, out = call.args[0].type, call.args[1].type, call.type
     _, kh, kw, oc = w.shape
     mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, oc)
     lo, hi = c.act_clamp(call)
-    params = {**c.window(call, kh, kw).fields(), "ch_mult": oc // x.shape[3], "input_offset": -x.quant.zp,
-              "output_offset": out.quant.zp, "act_min": lo, "act_max": hi}
-    return CKernel("mcu_depthwise_conv_2d_s8", "mcu_depthwise_conv_2d_s8", "mcu_depthwise_conv_2d_params", params,
+    s8 = x.dtype == "int8"
+    params = {**c.window(call, kh, kw).fields(), "ch_mult": oc // x.shape[3],
+              "input_offset": -x.quant.zp if s8 else 0, "output_offset": out.quant.zp if s8 else 0,
+              "act_min": lo, "act_max": hi}
+    function, source = _s16.lower_names("mcu_depthwise_conv_2d", call)
+    return CKernel(function, source, "mcu_depthwise_conv_2d_params", params,
                    {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3)
 
 
@@ -117,12 +132,13 @@ register(OpDef(
     tflm="depthwise_conv.cc, reference_integer_ops::DepthwiseConvPerChannel",
     kind=OpKind.COMPLEX,
     doc="Depthwise 2-D convolution, NHWC input, [1, KH, KW, IC*M] weights, any depth multiplier M, "
-        "stride, dilation and SAME/VALID padding.",
+        "stride, dilation and SAME/VALID padding; int8 or 16x8.",
     infer=infer,
     reference=reference,
-    checks=(c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, weights_layout, weights_quant,
-            bias_per_channel, no_absent_bias_input, positive_stride_dilation, c.supported_fused_activation,
-            c.rescale_below_2_30, c.fused_clamp_fits_int32),
+    checks=(_s16.int8_or_int16_activations, c.quantized_per_tensor_io, c.rank4_input, weights_layout, weights_quant,
+            _s16.int64_bias_only, bias_per_channel, no_absent_bias_input, positive_stride_dilation,
+            c.supported_fused_activation, _s16.rescale_below_2_30, c.fused_clamp_fits_int32,
+            _s16.accumulator_within_2_47),
     tflite={"DEPTHWISE_CONV_2D": parse},
     legalize=(pad_folded_into_same_padding,),
     portable=Portable(lower_c),

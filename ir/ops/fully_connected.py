@@ -1,5 +1,6 @@
-"""FULLY_CONNECTED: int8 matrix product of the input, seen as [batches, depth] rows, with int8 weights
-[units, depth], optional int32 bias and a fused activation.
+"""FULLY_CONNECTED: matrix product of the input, seen as [batches, depth] rows, with int8 weights
+[units, depth], a fused activation and an optional bias: int8 activations with an int32 bias, or int16
+activations (16x8) with an int64 or int32 bias.
 
 TFLM reference kernels (fully_connected.cc, reference_integer_ops::FullyConnected[PerChannel]):
 - per-tensor weights: acc = sum((w - w_zp) * (x - x_zp)) + bias; one multiplier from
@@ -7,6 +8,9 @@ TFLM reference kernels (fully_connected.cc, reference_integer_ops::FullyConnecte
 - per-channel weights (one scale per unit): acc = sum(w * (x - x_zp)) + bias (the weight zero
   point is not applied), one multiplier per unit from the same double expression.
 Then MultiplyByQuantizedMultiplier, + output zero point, clamp to the activation range.
+16x8 (the int16 overloads, _s16.py): the same products on the raw inputs (the input and output zero
+points are ignored; the per-tensor weight offset still applies), an int64 accumulator with an int64
+bias or none, an int32 one with an int32 bias, and no output zero point.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numpy as np
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
+from . import _s16
 
 WEIGHTS_FORMATS = {0: "DEFAULT", 1: "SHUFFLED4x16INT8"}
 
@@ -29,6 +34,7 @@ def parse(ctx):
         "activation": c.activation(o),
         "keep_num_dims": bool(o.KeepNumDims()) if o is not None else False,
         "weights_format": WEIGHTS_FORMATS.get(fmt, f"UNKNOWN_{fmt}"),
+        **_s16.bound_attrs(args, 0),
     }
     return args, attrs
 
@@ -45,15 +51,20 @@ def reference(args, v: OpView):
     x, w = args[0], args[1]
     in_q, w_q, out_q = v.args[0].quant, v.args[1].quant, v.out.quant
     units, depth = w.shape[0], w.shape[-1]
-    rows = (x.astype(np.int64) - in_q.zp).reshape(-1, depth)
+    s16 = _s16.is_16x8(v)
+    rows = (x.astype(np.int64) - (0 if s16 else in_q.zp)).reshape(-1, depth)
     wt = w.astype(np.int64).reshape(units, depth)
     if not w_q.per_channel:
         wt = wt - w_q.zp  # TFLM applies the weight offset only on the per-tensor path
     acc = c.exact_matmul(rows, wt.T)
-    if len(args) > 2:
-        acc = acc + args[2].astype(np.int64).reshape(units)
+    bias = args[2].astype(np.int64).reshape(units) if len(args) > 2 else None
     mult, shift = c.per_channel_multipliers(in_q.s, w_q.scale, out_q.s, units)
     lo, hi = c.act_range(v)
+    if s16:
+        wide = _s16.wide_accumulator(_s16.bias_dtype(v))
+        return _s16.requantize(acc, bias, wide, mult, shift, lo, hi).reshape(v.out.shape)
+    if bias is not None:
+        acc = acc + bias
     return c.requantize_clamp(acc, mult, shift, out_q.zp, lo, hi).reshape(v.out.shape)
 
 
@@ -97,12 +108,10 @@ def weights_int8(v: OpView) -> str | None:
 
 
 def bias_units(v: OpView) -> str | None:
-    """The bias, when present, must be int32 with one element per output unit."""
+    """The bias, when present, must have one element per output unit."""
     if len(v.args) < 3:
         return None
     b, units = v.args[2], v.args[1].shape[0]
-    if b.dtype != "int32":
-        return f"bias is {b.dtype}"
     return None if b.size == units else f"bias has {b.size} elements for {units} units"
 
 
@@ -120,16 +129,19 @@ def bias_scale_close(v: OpView) -> str | None:
 
 
 def lower_c(call) -> CKernel:
-    """mcu_fully_connected_s8: rows/depth/units, offsets (TFLM applies the weight zero point on the
-    per-tensor path only), clamp, per-unit multipliers and shifts."""
+    """mcu_fully_connected_s8 (mcu_fully_connected_s16[_acc32] for 16x8): rows/depth/units, offsets
+    (TFLM applies the weight zero point on the per-tensor path only; 16x8 ignores the input and output
+    ones), clamp, per-unit multipliers and shifts."""
     x, w, out = call.args[0].type, call.args[1].type, call.type
     units, depth = w.shape[0], w.shape[-1]
     mult, shift = c.per_channel_multipliers(x.quant.s, w.quant.scale, out.quant.s, units)
     lo, hi = c.act_clamp(call)
-    params = {"rows": x.size // depth, "depth": depth, "units": units, "input_offset": -x.quant.zp,
-              "weight_offset": 0 if w.quant.per_channel else -w.quant.zp, "output_offset": out.quant.zp,
-              "act_min": lo, "act_max": hi}
-    return CKernel("mcu_fully_connected_s8", "mcu_fully_connected_s8", "mcu_fully_connected_params", params,
+    s8 = x.dtype == "int8"
+    params = {"rows": x.size // depth, "depth": depth, "units": units, "input_offset": -x.quant.zp if s8 else 0,
+              "weight_offset": 0 if w.quant.per_channel else -w.quant.zp,
+              "output_offset": out.quant.zp if s8 else 0, "act_min": lo, "act_max": hi}
+    function, source = _s16.lower_names("mcu_fully_connected", call)
+    return CKernel(function, source, "mcu_fully_connected_params", params,
                    {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3)
 
 
@@ -142,12 +154,12 @@ register(OpDef(
     tflm="fully_connected.cc, reference_integer_ops::FullyConnected / FullyConnectedPerChannel",
     kind=OpKind.COMPLEX,
     doc="Fully connected layer: input rows [batches, depth] times int8 weights [units, depth], "
-        "per-tensor or per-unit weight scales, optional bias, keep_num_dims.",
+        "per-tensor or per-unit weight scales, optional bias, keep_num_dims; int8 or 16x8.",
     infer=infer,
     reference=reference,
-    checks=(c.int8_activations, c.quantized_per_tensor_io, default_weights_format, weights_2d, weights_int8,
-            bias_units, bias_scale_close, c.supported_fused_activation, c.rescale_below_2_30,
-            c.fused_clamp_fits_int32),
+    checks=(_s16.int8_or_int16_activations, c.quantized_per_tensor_io, default_weights_format, weights_2d,
+            weights_int8, _s16.conv_bias, bias_units, bias_scale_close, c.supported_fused_activation,
+            _s16.rescale_below_2_30, c.fused_clamp_fits_int32, _s16.accumulator_within_2_47),
     tflite={"FULLY_CONNECTED": parse},
     portable=Portable(lower_c),
     fuses_activation=True,

@@ -1,4 +1,4 @@
-"""MEAN: the average of an int8 tensor over constant axes (TFLite's reduce_mean), keep_dims or not.
+"""MEAN: the average of an int8 or int16 tensor over constant axes (TFLite's reduce_mean), keep_dims or not.
 
 TFLM (reduce_common.cc, EvalIntegerMean -> reference_ops::QuantizedMeanOrSum) does it in integers on
 every path, whether or not input and output quantization are equal and whatever the axes:
@@ -6,6 +6,8 @@ every path, whether or not input and output quantization are equal and whatever 
   (m, e)  = QuantizeMultiplier(double(input_scale) / double(output_scale))
   k     = min(floor(log2 n), 32, 31 + e);  m' = (int64(m) << k) / n;  e' = e - k
   out   = clamp(MultiplyByQuantizedMultiplier(sum - input_zp * n, m', e') + output_zp, -128, 127)
+(int16: the same with the int16 range, zero points applied as for int8; the int32 sum wraps past
+65536 elements as TFLM's does).
 The axis tensor becomes the `axis` attribute (normalized to non-negative, duplicates removed, sorted).
 """
 
@@ -16,6 +18,7 @@ from mcuforge.ir import quant
 from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, register
 
 from . import _common as c
+from . import _s16
 
 MAX_RANK = 5  # TFLM's index scratch holds 5 dimensions
 MAX_AXES = 2  # TFLM's resolved-axis scratch holds 2 axes
@@ -62,7 +65,8 @@ def reference(args, v: OpView):
     total = quant.wrap_int32(x.astype(np.int64).sum(axis=axes) - in_q.zp * count)
     mult, shift = mean_multiplier(in_q.s, out_q.s, count)
     out = quant.multiply_by_quantized_multiplier(total, mult, shift) + out_q.zp
-    return np.clip(out, -128, 127).astype(np.int8).reshape(v.out.shape)
+    lo, hi = quant.dtype_range(v.out.dtype)
+    return np.clip(out, lo, hi).astype(v.out.np_dtype).reshape(v.out.shape)
 
 
 def rank_limit(v: OpView) -> str | None:
@@ -99,8 +103,8 @@ def mean_dims(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, int, 
 
 
 def lower_c(call) -> CKernel:
-    """mcu_mean_s8: the reduced-axis layout, the zero point times the count folded into one offset,
-    and the 1/count multiplier."""
+    """mcu_mean_s8 / mcu_mean_s16: the reduced-axis layout, the zero point times the count folded into
+    one offset, and the 1/count multiplier."""
     x, out = call.args[0].type, call.type
     dims = mean_dims(tuple(x.shape), tuple(call.attrs["axis"]))
     count = dims[1] * dims[3]
@@ -108,7 +112,8 @@ def lower_c(call) -> CKernel:
     params = {"outer": dims[0], "reduce_outer": dims[1], "middle": dims[2], "reduce_inner": dims[3],
               "inner": dims[4], "sum_offset": int(quant.wrap_int32(np.int64(-x.quant.zp) * count)),
               "multiplier": int(mult), "shift": int(shift), "output_offset": out.quant.zp}
-    return CKernel("mcu_mean_s8", "mcu_mean_s8", "mcu_mean_params", params)
+    name = "mcu_mean_s16" if x.dtype == "int16" else "mcu_mean_s8"
+    return CKernel(name, name, "mcu_mean_params", params)
 
 
 def rescale_below_2_30(v: OpView) -> str | None:
@@ -164,13 +169,14 @@ def hw_mean_as_average_pool(call, ctx):
 
 register(OpDef(
     name="mean",
-    tflm="reduce.cc, reference_ops::QuantizedMeanOrSum",
+    tflm="reduce.cc, reference_ops::QuantizedMeanOrSum (int8 and int16)",
     kind=OpKind.REDUCTION,
     doc="Mean over constant axes (at most 2), with or without keep_dims; input and output "
-        "quantization may differ.",
+        "quantization may differ; int8 or int16.",
     infer=infer,
     reference=reference,
-    checks=(c.int8_activations, c.quantized_per_tensor_io, rank_limit, axes_limit, nonempty, rescale_below_2_30),
+    checks=(_s16.int8_or_int16_activations, c.quantized_per_tensor_io, rank_limit, axes_limit, nonempty,
+            rescale_below_2_30),
     tflite={"MEAN": parse},
     legalize=(mean_without_keep_dims, hw_mean_as_average_pool),
     portable=Portable(lower_c),

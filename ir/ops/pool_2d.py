@@ -1,10 +1,12 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D on int8 NHWC tensors whose input and output share their
-quantization. TFLM reference: reference_integer_ops::AveragePool / MaxPool.
+"""AVERAGE_POOL_2D and MAX_POOL_2D on int8 or int16 NHWC tensors whose input and output share their
+quantization. TFLM reference: reference_integer_ops::AveragePool / MaxPool (int8 and int16 overloads,
+the same arithmetic; zero points are not used).
 
 Both clip each window to the input (padding is never read). Average: the int32 sum of the raw values
 over the window's valid elements, divided by their count rounding half away from zero
 ((sum +- count/2) / count in C), then clamped to the fused activation's range. Max: the largest
-valid value (starting from -128), clamped likewise."""
+valid value (starting from the type's minimum), clamped likewise. An int16 window holds at most
+65536 elements, so that its int32 sum cannot overflow."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, regis
 
 from . import _common as c
 from . import _nn
+from . import _s16
 
 _NO_DILATION = (1, 1)
 
@@ -56,16 +59,17 @@ def average_reference(args, v: OpView):
     # C integer division truncates toward zero: round half away from zero for either sign.
     avg = np.where(acc > 0, (acc + half) // count, -((half - acc) // count))
     lo, hi = c.act_range(v)
-    return np.clip(avg, lo, hi).astype(np.int8)
+    return np.clip(avg, lo, hi).astype(v.out.np_dtype)
 
 
 def max_reference(args, v: OpView):
     x = args[0]
-    out = np.full(v.out.shape, -128, dtype=np.int8)
-    for _, _, tap in _windows(x, v, -128):
+    lowest = np.iinfo(v.out.np_dtype).min
+    out = np.full(v.out.shape, lowest, dtype=v.out.np_dtype)
+    for _, _, tap in _windows(x, v, lowest):
         np.maximum(out, tap, out=out)
     lo, hi = c.act_range(v)
-    return np.clip(out, lo, hi).astype(np.int8)
+    return np.clip(out, lo, hi).astype(v.out.np_dtype)
 
 
 def same_io_quant(v: OpView) -> str | None:
@@ -102,30 +106,39 @@ def window_not_absurd(v: OpView) -> str | None:
         f"filter {v.attrs['filter']}, stride {v.attrs['stride']} beyond {MAX_WINDOW}"
 
 
-_CHECKS = (c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, same_io_quant, positive_window,
+def int16_sum_fits(v: OpView) -> str | None:
+    """An int16 window may hold at most 65536 elements (TFLM sums it in int32)."""
+    fh, fw = v.attrs["filter"]
+    return None if v.args[0].dtype != "int16" or fh * fw <= 1 << 16 else f"a {fh}x{fw} window"
+
+
+_CHECKS = (_s16.int8_or_int16_activations, c.quantized_per_tensor_io, c.rank4_input, same_io_quant, positive_window,
            window_not_absurd, valid_window_fits, c.supported_fused_activation, c.fused_clamp_fits_int32)
 
 def lower_c(call) -> CKernel:
-    """mcu_average_pool_2d_s8 / mcu_max_pool_2d_s8: the window geometry and the activation clamp."""
+    """mcu_average_pool_2d_s8 / mcu_max_pool_2d_s8 (_s16 in mcu_pool_2d_s16.c): the window geometry and
+    the activation clamp."""
     fh, fw = call.attrs["filter"]
     g = c.window(call, fh, fw)
     lo, hi = c.act_clamp(call)
     params = {**g.fields("batches", "in_h", "in_w"), "channels": g.in_c, **g.fields("out_h", "out_w"),
               "filter_h": fh, "filter_w": fw, **g.fields("stride_h", "stride_w", "pad_top", "pad_left"),
               "act_min": lo, "act_max": hi}
+    if call.type.dtype == "int16":
+        return CKernel(f"mcu_{call.op}_s16", "mcu_pool_2d_s16", "mcu_pool_2d_params", params)
     name = f"mcu_{call.op}_s8"
     return CKernel(name, name, "mcu_pool_2d_params", params)
 
 
 register(OpDef(
     name="average_pool_2d",
-    tflm="pooling.cc, reference_integer_ops::AveragePool",
+    tflm="pooling.cc, reference_integer_ops::AveragePool (int8 and int16)",
     kind=OpKind.REDUCTION,
     doc="2-D average pooling, NHWC, any window, stride and SAME/VALID padding; padded elements are "
-        "excluded from the average.",
+        "excluded from the average; int8 or int16.",
     infer=infer,
     reference=average_reference,
-    checks=_CHECKS,
+    checks=_CHECKS + (int16_sum_fits,),
     tflite={"AVERAGE_POOL_2D": parse},
     portable=Portable(lower_c),
     fuses_activation=True,
@@ -133,9 +146,9 @@ register(OpDef(
 
 register(OpDef(
     name="max_pool_2d",
-    tflm="pooling.cc, reference_integer_ops::MaxPool",
+    tflm="pooling.cc, reference_integer_ops::MaxPool (int8 and int16)",
     kind=OpKind.REDUCTION,
-    doc="2-D max pooling, NHWC, any window, stride and SAME/VALID padding.",
+    doc="2-D max pooling, NHWC, any window, stride and SAME/VALID padding; int8 or int16.",
     infer=infer,
     reference=max_reference,
     checks=_CHECKS,

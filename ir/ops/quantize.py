@@ -3,8 +3,10 @@
 QUANTIZE (TFLM EvalQuantizeReference):
 * float32 -> int8/int16 (AffineQuantize): q = (int32)roundf(x / (float)scale) + zero_point, clamped.
   The division and the rounding are float32; the scale is the file's float32 scale.
-* int8/int16 -> int8/int16/int32 (Requantize): q = MultiplyByQuantizedMultiplier(x - zp_in, m, s)
-  + zp_out, clamped, with (m, s) = QuantizeMultiplier(double(s_in) / double(s_out)).
+* int8/int16/int32 -> int8/int16/int32 (Requantize, the pairs TFLM implements: int8 -> int8, int16,
+  int32; int16 -> int8, int16, int32; int32 -> int8, int16): q = MultiplyByQuantizedMultiplier(
+  x - zp_in, m, s) + zp_out, clamped, with (m, s) = QuantizeMultiplier(double(s_in) / double(s_out)).
+  The subtraction and the addition are int32 arithmetic: with int32 inputs they wrap as TFLM's do.
 * uint8 -> int8 and int8 -> uint8 (the uint8 model inputs and outputs of full-integer exports): the
   same Requantize. TFLM takes a fast path, x ^ 0x80, when the scales are equal (m = 2**30, s = 1)
   and the zero points differ by 128 in the right direction; for those parameters the general formula
@@ -30,7 +32,8 @@ from .add_sub import rank_at_most_6
 QUANTIZE_PAIRS = {
     ("float32", "int8"), ("float32", "int16"),
     ("int8", "int8"), ("int8", "int16"), ("int8", "int32"),
-    ("int16", "int8"), ("int16", "int16"),
+    ("int16", "int8"), ("int16", "int16"), ("int16", "int32"),
+    ("int32", "int8"), ("int32", "int16"),
     ("uint8", "int8"), ("int8", "uint8"),
 }
 DEQUANTIZE_INPUTS = ("int8", "int16", "uint8")
@@ -79,7 +82,8 @@ def requantize(x: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int
     if sign_flip(str(x.dtype), zp_in, s_in, s_out, zp_out, dtype):
         return (x.view(np.uint8) ^ 0x80).view(np.dtype(dtype))
     m, s = requantize_multiplier(s_in, s_out)
-    out = quant.multiply_by_quantized_multiplier(x.astype(np.int64) - zp_in, m, s) + zp_out
+    shifted = quant.wrap_int32(x.astype(np.int64) - zp_in)
+    out = quant.wrap_int32(quant.multiply_by_quantized_multiplier(shifted, m, s) + zp_out)
     lo, hi = quant.dtype_range(dtype)
     return np.clip(out, lo, hi).astype(np.dtype(dtype))
 
@@ -101,8 +105,8 @@ def reference_dequantize(args, v: OpView):
 # ---- support checks -------------------------------------------------------------------------------
 
 def quantize_types(v: OpView) -> str | None:
-    """QUANTIZE must go from float32 to int8 or int16, or between int8 and int16 (int8 may also
-    go to int32, and uint8 to or from int8)."""
+    """QUANTIZE must go from float32 to int8 or int16, between int8, int16 and int32 (all but int32 to
+    int32), or uint8 to or from int8."""
     pair = (v.args[0].dtype, v.out.dtype)
     return None if pair in QUANTIZE_PAIRS else f"{pair[0]} to {pair[1]}"
 
@@ -212,7 +216,7 @@ register(OpDef(
     name="quantize",
     tflm="quantize.cc, AffineQuantize / Requantize",
     kind=OpKind.ELEMWISE,
-    doc="Quantize float32 to int8/int16, or requantize between integer quantizations.",
+    doc="Quantize float32 to int8/int16, or requantize between int8, int16 and int32 quantizations.",
     infer=infer_quantize,
     reference=reference_quantize,
     checks=(quantize_types, quantized_output, quantized_integer_input, rank_at_most_6, requantize_below_2_30),

@@ -1,5 +1,6 @@
-"""TRANSPOSE_CONV: int8 NHWC transposed convolution with int8 weights [OC, KH, KW, IC] quantized per
-tensor or per output channel, optional int32 bias and (newer schema) a fused activation.
+"""TRANSPOSE_CONV: NHWC transposed convolution with int8 weights [OC, KH, KW, IC] quantized per
+tensor or per output channel and (newer schema) a fused activation, on int8 activations (optional
+int32 bias) or int16 activations (16x8, optional int64 bias).
 
 The TFLite inputs are (output_shape, weights, input[, bias]); the constant output_shape becomes the
 `output_shape` attribute and the call's arguments are (input, weights[, bias]).
@@ -8,7 +9,11 @@ TFLM reference (reference_integer_ops::TransposeConv): every input element scatt
 (x - x_zp) * w[oc, ky, kx, ic] into an int32 scratch at output (y*stride - pad + ky, x*stride - pad + kx)
 (contributions outside the output are dropped); then + bias, per-channel requantize, + output zero
 point, clamp. The padding is TFLite's ComputePaddingHeightWidth applied to the OUTPUT size (the
-transposed direction), dilation 1."""
+transposed direction), dilation 1.
+
+16x8 (its int16 overload, _s16.py): the same scatter of raw x * w products (zero points ignored)
+into int64 accumulators, + the int64 bias, the int64 MultiplyByQuantizedMultiplier, clamp without
+the output zero point. TFLM reads a 16x8 bias as int64 whatever its type: an int32 bias is refused."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from mcuforge.ir.registry import CKernel, OpDef, OpKind, OpView, Portable, regis
 
 from . import _common as c
 from . import _nn
+from . import _s16
 
 
 def parse(ctx):
@@ -37,6 +43,7 @@ def parse(ctx):
         "stride": (int(o.StrideH()), int(o.StrideW())),
         "padding": c.padding(o),
         "activation": c.activation(o),
+        **_s16.bound_attrs(args, 0),
     }
     return args, attrs
 
@@ -65,7 +72,8 @@ def reference(args, v: OpView):
     _, oh, ow, _ = v.out.shape
     sh, sw = v.attrs["stride"]
     pt, pl = padding_hw(v)
-    rows = (x.astype(np.int64) - in_q.zp).reshape(n * h * wd, ic)
+    s16 = _s16.is_16x8(v)
+    rows = (x.astype(np.int64) - (0 if s16 else in_q.zp)).reshape(n * h * wd, ic)
     # Scratch covering every position any input element reaches, output origin at (pt, pl).
     sy = max((h - 1) * sh + kh, pt + oh)
     sx = max((wd - 1) * sw + kw, pl + ow)
@@ -75,10 +83,13 @@ def reference(args, v: OpView):
             contrib = c.exact_matmul(rows, w[:, ky, kx, :].T).reshape(n, h, wd, oc)
             scratch[:, ky:ky + (h - 1) * sh + 1:sh, kx:kx + (wd - 1) * sw + 1:sw, :] += contrib
     acc = scratch[:, pt:pt + oh, pl:pl + ow, :]
-    if len(args) > 2:
-        acc = acc + args[2].astype(np.int64)
+    bias = args[2].astype(np.int64) if len(args) > 2 else None
     mult, shift = c.per_channel_multipliers(in_q.s, w_q.scale, out_q.s, oc)
     lo, hi = c.act_range(v)
+    if s16:
+        return _s16.requantize(acc, bias, True, mult, shift, lo, hi)
+    if bias is not None:
+        acc = acc + bias
     return c.requantize_clamp(acc, mult, shift, out_q.zp, lo, hi)
 
 
@@ -101,8 +112,9 @@ def weights_quant(v: OpView) -> str | None:
 
 
 def bias_per_channel(v: OpView) -> str | None:
-    """The bias, when present, must be int32 with one element per output channel."""
-    return _nn.bias_matches(v, v.args[1].shape[0] if v.args[1].rank else 0)
+    """The bias, when present, must have one element per output channel."""
+    n, channels = (v.args[2].size if len(v.args) > 2 else None), (v.args[1].shape[0] if v.args[1].rank else 0)
+    return None if n is None or n == channels else f"bias has {n} elements for {channels} output channels"
 
 
 def positive_stride(v: OpView) -> str | None:
@@ -123,8 +135,9 @@ def input_lands_in_output(v: OpView) -> str | None:
 
 
 def lower_c(call) -> CKernel:
-    """mcu_transpose_conv_s8: shapes, the reference's padding (on the output size), offsets, clamp,
-    per-channel multipliers and shifts; int32 accumulators for the scatter in scratch."""
+    """mcu_transpose_conv_s8 (mcu_transpose_conv_s16 for 16x8): shapes, the reference's padding (on
+    the output size), offsets (0 for 16x8), clamp, per-channel multipliers and shifts; int32 (int64 for
+    16x8) accumulators for the scatter in scratch."""
     x, w, out = call.args[0].type, call.args[1].type, call.type
     n, h, wd, ic = x.shape
     oc, kh, kw, _ = w.shape
@@ -133,12 +146,15 @@ def lower_c(call) -> CKernel:
     pt, pl = padding_hw(OpView(tuple(a.type for a in call.args), out, call.attrs))
     lo, hi = c.act_clamp(call)
     sh, sw = call.attrs["stride"]
+    s8 = x.dtype == "int8"
     params = {"batches": n, "in_h": h, "in_w": wd, "in_c": ic, "out_h": oh, "out_w": ow, "out_c": oc,
               "k_h": kh, "k_w": kw, "stride_h": sh, "stride_w": sw, "pad_top": pt, "pad_left": pl,
-              "input_offset": -x.quant.zp, "output_offset": out.quant.zp, "act_min": lo, "act_max": hi}
-    return CKernel("mcu_transpose_conv_s8", "mcu_transpose_conv_s8", "mcu_transpose_conv_params", params,
+              "input_offset": -x.quant.zp if s8 else 0, "output_offset": out.quant.zp if s8 else 0,
+              "act_min": lo, "act_max": hi}
+    function, source = _s16.lower_names("mcu_transpose_conv", call)
+    return CKernel(function, source, "mcu_transpose_conv_params", params,
                    {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3,
-                   scratch=kernel_size("c", "MCU_TRANSPOSE_CONV_S8_SCRATCH_BYTES", n, oh, ow, oc))
+                   scratch=kernel_size("c", f"{source.upper()}_SCRATCH_BYTES", n, oh, ow, oc))
 
 
 def macs(v: OpView) -> int:
@@ -152,12 +168,13 @@ register(OpDef(
     tflm="transpose_conv.cc, reference_integer_ops::TransposeConv",
     kind=OpKind.COMPLEX,
     doc="Transposed 2-D convolution (deconvolution), NHWC input, [OC, KH, KW, IC] weights, constant "
-        "output shape, any stride, SAME/VALID padding.",
+        "output shape, any stride, SAME/VALID padding; int8 or 16x8.",
     infer=infer,
     reference=reference,
-    checks=(c.int8_activations, c.quantized_per_tensor_io, c.rank4_input, shapes_match, weights_quant,
-            bias_per_channel, positive_stride, input_lands_in_output, c.supported_fused_activation,
-            c.rescale_below_2_30, c.fused_clamp_fits_int32),
+    checks=(_s16.int8_or_int16_activations, c.quantized_per_tensor_io, c.rank4_input, shapes_match, weights_quant,
+            _s16.int64_bias_only, bias_per_channel, positive_stride, input_lands_in_output,
+            c.supported_fused_activation, _s16.rescale_below_2_30, c.fused_clamp_fits_int32,
+            _s16.accumulator_within_2_47),
     tflite={"TRANSPOSE_CONV": parse},
     portable=Portable(lower_c),
     fuses_activation=True,

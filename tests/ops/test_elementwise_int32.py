@@ -44,9 +44,8 @@ def test_int32_rules():
     m = Model()
     x = np.zeros((2, 3), np.int32)
     m.op("ADD", [m.input(x), m.input(x.astype(np.int8), quant=(0.1, 0))], (2, 3), "int32")
-    m.op("MUL", [m.input(x.astype(np.int16), quant=(0.1, 0)), m.input(x.astype(np.int16), quant=(0.1, 0))], (2, 3),
-         "int16", quant=(0.1, 0))
+    m.op("MUL", [m.input(x.astype(np.int16), quant=(0.1, 0)), m.input(x)], (2, 3), "int16", quant=(0.1, 0))
     found = problems(m.finish())
     assert [p[0] for p in found] == [0, 1]
-    assert found[0][2].startswith("All inputs and the output must be int8, or all int32 (got int32, int8)")
-    assert found[1][2].startswith("All inputs and the output must be int8, or all int32 (got int16)")
+    assert found[0][2].startswith("All inputs and the output must be int8, all int16, or all int32 (got int32, int8)")
+    assert found[1][2].startswith("All inputs and the output must be int8, all int16, or all int32 (got int16, int32)")

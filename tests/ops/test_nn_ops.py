@@ -413,8 +413,9 @@ def test_fully_connected_rejects_shuffled_weights_and_bad_shapes():
     assert len(odd) == 1 and "multiple of depth" in odd[0]
     pc_wrong_axis = TensorType((4, 8), "int8", QuantParams((0.1,) * 8, (0,) * 8, axis=1))
     assert any("axis 1" in p for p in fc.check(OpView((x, pc_wrong_axis), out, ok)))
-    int16 = fc.check(OpView((TensorType((1, 8), "int16", q), w), TensorType((1, 4), "int16", q), ok))
-    assert any("int8" in p for p in int16)
+    assert fc.check(OpView((TensorType((1, 8), "int16", q), w), TensorType((1, 4), "int16", q), ok)) == []  # 16x8
+    mixed = fc.check(OpView((TensorType((1, 8), "int16", q), w), out, ok))
+    assert any("both int16" in p for p in mixed)
     bias_ok = TensorType((4,), "int32", QuantParams((0.0101,), (0,)))  # 0.1 * 0.1 = 0.01: within 2%
     bias_off = TensorType((4,), "int32", QuantParams((0.02,), (0,)))
     assert fc.check(OpView((x, w, bias_ok), out, ok)) == []

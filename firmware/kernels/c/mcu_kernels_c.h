@@ -28,5 +28,6 @@ void mcu_conv_2d_s8(const mcu_conv_2d_params *p, const int8_t *input, const int8
 #include "mcu_kernels_c_nn.h"
 #include "mcu_kernels_c_arith.h"
 #include "mcu_kernels_c_shape.h"
+#include "mcu_kernels_c_s16.h"
 
 #endif /* MCU_KERNELS_C_H */

@@ -46,10 +46,10 @@ static int32_t gate_fc_s16(const int8_t *w, const int16_t *v, int32_t n, int64_t
                                                 p->recurrent_multiplier[g], p->recurrent_shift[g]);      \
                     gate[g] = mcu_sat16(in + rec);                                                       \
                 }                                                                                        \
-                const int32_t i = mcu_sigmoid_s16(gate[0], sigmoid_table);                               \
-                const int32_t f = mcu_sigmoid_s16(gate[1], sigmoid_table);                               \
-                const int32_t g = mcu_tanh_s16(gate[2], 3, 0, sigmoid_table);                            \
-                const int32_t o = mcu_sigmoid_s16(gate[3], sigmoid_table);                               \
+                const int32_t i = mcu_lstm_sigmoid(gate[0], sigmoid_table);                               \
+                const int32_t f = mcu_lstm_sigmoid(gate[1], sigmoid_table);                               \
+                const int32_t g = mcu_lstm_tanh(gate[2], 3, 0, sigmoid_table);                            \
+                const int32_t o = mcu_lstm_sigmoid(gate[3], sigmoid_table);                               \
                 const int32_t c_new = mcu_lstm_cell(p, f, c[u], i, g);                                   \
                 c[u] = (int16_t)c_new;                                                                   \
                 new_hidden[u] = (T)mcu_lstm_hidden(p, c_new, o, sigmoid_table, T_MIN, T_MAX);            \

@@ -28,3 +28,10 @@ void mcu_quantize_s16_s16(const mcu_requantize_params *p, const int16_t *input, 
         output[i] = (int16_t)q;
     }
 }
+
+void mcu_quantize_s16_s32(const mcu_requantize_params *p, const int16_t *input, int32_t *output)
+{
+    for (int32_t i = p->size - 1; i >= 0; i--) { /* wider output: backwards, so it works in place */
+        output[i] = requantize_s16_value(p, input[i]);
+    }
+}

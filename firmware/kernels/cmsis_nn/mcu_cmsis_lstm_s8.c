@@ -122,10 +122,10 @@ static inline __attribute__((always_inline)) void lstm_update_units(const mcu_ls
                             rq[3 * MCU_LSTM_RQ_INPUT_GATE + 2]};
     const int32_t hrq[3] = {rq[3 * MCU_LSTM_RQ_HIDDEN], rq[3 * MCU_LSTM_RQ_HIDDEN + 1], rq[3 * MCU_LSTM_RQ_HIDDEN + 2]};
     for (int32_t u = 0; u < units; u++) {
-        const int32_t i = mcu_sigmoid_s16(pre[u], table);
-        const int32_t f = mcu_sigmoid_s16(pre[units + u], table);
-        const int32_t g = mcu_tanh_s16(pre[2 * units + u], 3, 0, table);
-        const int32_t o = mcu_sigmoid_s16(pre[3 * units + u], table);
+        const int32_t i = mcu_lstm_sigmoid(pre[u], table);
+        const int32_t f = mcu_lstm_sigmoid(pre[units + u], table);
+        const int32_t g = mcu_lstm_tanh(pre[2 * units + u], 3, 0, table);
+        const int32_t o = mcu_lstm_sigmoid(pre[3 * units + u], table);
         const int32_t kept = mcu_cmsis_ssat16(lstm_product(f * c[u], fm, fs, 0, frq, fast));
         const int32_t added = mcu_cmsis_ssat16(lstm_product(i * g, im, is, 0, irq, fast));
         int32_t cn = mcu_cmsis_ssat16(kept + added);
@@ -133,7 +133,7 @@ static inline __attribute__((always_inline)) void lstm_update_units(const mcu_ls
             cn = cn < -clip ? -clip : cn > clip ? clip : cn;
         }
         c[u] = (int16_t)cn;
-        int32_t hv = lstm_product(mcu_tanh_s16(cn, tm, ts, table) * o, hm, hs, zp, hrq, fast);
+        int32_t hv = lstm_product(mcu_lstm_tanh(cn, tm, ts, table) * o, hm, hs, zp, hrq, fast);
         hv = hv < -128 ? -128 : hv > 127 ? 127 : hv;
         h[u] = (int8_t)hv;
         out[u] = (int8_t)hv;

@@ -32,7 +32,7 @@ def lower(call: Call) -> Lowered:
     params, consts = common.operands(call)
     q1, q2, qo = call.args[0].type.quant, call.args[1].type.quant, call.type.quant
     (m1, s1), (m2, s2), (mo, so) = add_sub.multipliers(q1.s, q2.s, qo.s)
-    params.update(left_shift=add_sub.LEFT_SHIFT, input1_multiplier=m1, input1_shift=s1,
+    params.update(left_shift=add_sub.LEFT_SHIFT["int8"], input1_multiplier=m1, input1_shift=s1,
                   input2_multiplier=m2, input2_shift=s2, output_multiplier=mo, output_shift=so)
     consts.update(tables(params))
     return Lowered("mcu_cmsis_add_s8", params, consts, model, in_place=True)
