@@ -416,9 +416,8 @@ SIGNATURES = {
     "mcu_cmsis_conv2d_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), "int16_t"),
     "mcu_cmsis_conv2d_1x1_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
                                 "int16_t"),
-    "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
-    "mcu_cmsis_dwconv2d_3x3_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
-                                  "int16_t"),
+    "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params",
+                              ("weights", "bias", "folded_bias", "multiplier", "shift", "rq"), "int32_t"),
     "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
     "mcu_cmsis_avg_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_max_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
@@ -502,7 +501,8 @@ def harness_source(io: str = HOST_IO) -> str:
     for sym, (st, roles, scratch) in SIGNATURES.items():
         n_in = 2 if sym in BINARY else 1
         args = [f"(const int8_t *)b[{i}]" for i in range(n_in)]
-        casts = {"weights": "const int8_t *", "bias": "const int32_t *", "multiplier": "const int32_t *",
+        casts = {"weights": "const int8_t *", "bias": "const int32_t *", "folded_bias": "const int32_t *",
+                 "multiplier": "const int32_t *",
                  "shift": "const int32_t *", "table": "const int32_t *"}
         args += [f"({casts[r]})b[{n_in + i}]" if r != "rq" else f"(bn[{n_in + i}] ? (const int32_t *)b[{n_in + i}] : NULL)"
                  for i, r in enumerate(roles)]
@@ -725,9 +725,11 @@ def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
 
 def test_lowering_picks_the_kernel_variants():
     """1x1 convolutions skip im2col (scratch: two int16 input pixels); others get two int16 im2col columns; weights keep
-    their natural layout; 3x3 depthwise with multiplier 1 takes the fast path (scratch: a pad row
-    and widened weights), the general depthwise none; depthwise kernels keep the layer's bias,
-    the others fold it."""
+    their natural layout; depthwise layers take one kernel whose scratch is the DSP path's (plus the Helium path's
+    tap pointers and pad row): on small 3x3 maps (pixel
+    by pixel) a pad row and widened weights, else a line cache (a pad line and a line per input line a window spans,
+    of two words per spanned input position, the widened weights and a few words of bookkeeping), along columns on
+    narrow maps; they keep the layer's bias, the others fold it."""
     rng = np.random.default_rng(0)
     _, k = lowered(conv(rng, (5, 5), 8, 4, (1, 1), stride=(2, 2)))
     assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 2 * 2 * 8
@@ -739,11 +741,19 @@ def test_lowering_picks_the_kernel_variants():
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
-    _, k = lowered(call)
-    assert k.function == "mcu_cmsis_dwconv2d_3x3_s8" and k.scratch_bytes == 8 + 72 * 2
+    _, k = lowered(call)  # a small map goes pixel by pixel: a pad row and 72 bytes per group of four channels
+    helium = 4 * 9 + 8  # and in any case the Helium path's nine tap pointers and its pad row of in_c bytes
+    assert k.function == "mcu_cmsis_dwconv2d_s8" and k.params["sweep"] == 2 and k.scratch_bytes == 8 + 72 * 2 + helium
     assert np.array_equal(k.constants["bias"], call.args[2].data)
     _, k = lowered(dwconv(rng, (6, 6), 4, 2, (3, 3), dil=(1, 2)))
-    assert k.function == "mcu_cmsis_dwconv2d_s8" and k.scratch_bytes == 0
+    span, helium = 5 + 2 * 2 + 1, 4 * 9 + 4  # other layers go line by line; dilation 2 across
+    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * 4 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
+    _, k = lowered(dwconv(rng, (9, 8), 4, 1, (3, 3), dil=(2, 1)))
+    rows, span = 5, 7 + 2 + 1  # dilation 2 down: the cache holds the five input rows a window spans
+    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * (rows + 1) + 8 * 9 + 8 * 3 + 72 + 4 * rows + helium
+    _, k = lowered(dwconv(rng, (25, 5), 4, 1, (3, 3)))
+    span = 24 + 2 + 1  # a narrow map is swept by columns: the cache holds columns
+    assert k.params["sweep"] == 1 and k.scratch_bytes == 8 * span * 4 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
 
 
 def test_fast_requant_proof_per_layer():

@@ -1,5 +1,9 @@
 /*
- * DSP path of mcu_cmsis_dwconv2d_3x3_s8 (depth multiplier 1, no dilation, any stride and padding).
+ * DSP path of mcu_cmsis_dwconv2d_s8 for small maps (sweep MCU_CMSIS_DW_SWEEP_PIXELS: 3x3 filters,
+ * depth multiplier 1, no dilation, any stride and padding): pixel by pixel, every channel of a
+ * pixel before the next, so its set-up is paid once for all channels (the line sweep of
+ * mcu_cmsis_dwconv_dsp.h pays per group of four channels and output line, too much on a few
+ * pixels).
  *
  * TFLM's acc = bias + sum over the taps inside the input of (x + input_offset) * w. Every output
  * pixel gets nine tap pointers; a padded tap points at a row of the input zero point in scratch,
@@ -9,7 +13,8 @@
  * call in scratch, four SMLABB / SMLATT.
  *
  * Scratch: the pad row (out_c bytes, rounded up to a word), then per group of four channels the
- * nine taps' weights as words (w[c], w[c + 2]) and (w[c + 1], w[c + 3]) (18 words per group).
+ * nine taps' weights as words (w[c], w[c + 2]) and (w[c + 1], w[c + 3]) (18 words per group):
+ * MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES with `pixels` set.
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
 #define MCU_CMSIS_DW3X3_DSP_H
@@ -131,7 +136,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_other(const mcu_cmsi
 
 static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                                        const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                       const int32_t *rq, int16_t *scratch, int8_t *output)
+                                       const int32_t *rq, int32_t *scratch, int8_t *output)
 {
     const int32_t ch = p->out_c, out_h = p->out_h, out_w = p->out_w;
     int8_t *const pad = (int8_t *)scratch;

@@ -1,16 +1,26 @@
 /*
- * Helium (MVE) depthwise convolution, depth multiplier 1, any filter, stride, dilation and
- * padding; included by the depthwise kernel files when MCU_CMSIS_USE_MVE is set.
+ * Helium (MVE) path of mcu_cmsis_dwconv2d_s8: depth multiplier 1 or a multiple of four (with one
+ * input channel: any number of output channels), any filter, stride, dilation and padding; other
+ * depth multipliers take the plain C path.
  *
- * One channel at a time, four output pixels of a column (consecutive rows) per vector: each tap is
- * one gather load of the four input bytes (VLDRB.S32 with a vector of row offsets) and one VMLA by
- * the tap's weight as a scalar, so the 32-bit lanes accumulate four pixels of the same channel and
- * the requantization takes the channel's multiplier and shift as scalars; a scatter store writes
- * the four bytes. The input offset is folded per column into the bias: a column at the left or
- * right edge drops the taps outside the input (their weight set to zero, their address moved
- * inside). Rows whose window crosses the top or bottom edge go through mcu_cmsis_dw_pixel. Used for
- * 3x3 filters on maps with at least eight such rows; smaller maps keep the kernels' pixel-by-pixel
- * path (four channels per vector), which has no per-column set-up.
+ * Pixel path (every layer it takes): output pixel by pixel, its k_h * k_w tap pointers first (a
+ * tap outside the input points at a pad row of the input zero point in scratch), then its channels
+ * sixteen at a time in four vectors of four 32-bit lanes: per tap a widening load of the four
+ * channels' inputs (or, with a depth multiplier, one input byte broadcast by VMLA) and of their
+ * weights, VMUL and VADD (Helium has no vector-by-vector multiply-accumulate), from the bias folded
+ * with the input zero point (folded_bias: a padded tap's x * w cancels), in assembly for the
+ * common case; the requantization is TFLM's, four lanes at once (mcu_cmsis_mve.h).
+ *
+ * Column path (3x3 filters, depth multiplier 1, the rows whose windows lie inside the input
+ * vertically, when there are at least four of them and the channels are few (up to 32) or the
+ * rows many (16 or more), where it beats the pixel path): one channel at a time, four output
+ * pixels of a column (consecutive rows) per vector: each tap is one gather load of the four input
+ * bytes (VLDRB.S32 with a vector of row offsets) and one VMLA by the tap's weight as a scalar, so
+ * the 32-bit lanes accumulate four pixels of the same channel and the requantization takes the
+ * channel's multiplier and shift as scalars; a scatter store writes the four bytes. The input
+ * offset is folded per column into the bias: a column at the left or right edge drops the taps
+ * outside the input (their weight set to zero, their address moved inside). The other rows take
+ * the pixel path.
  */
 #ifndef MCU_CMSIS_DWCONV_MVE_H
 #define MCU_CMSIS_DWCONV_MVE_H
@@ -164,44 +174,205 @@ static inline void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_dw_conv_params *p, c
 
 #endif
 
-/** Depthwise convolution with depth multiplier 1 and a 3x3 filter when at least two groups of four
-    rows have their windows inside the input vertically: those rows by columns, the others pixel by
-    pixel (mcu_cmsis_dw_pixel). Returns 0, having done nothing, for any other layer (the caller's
-    pixel-by-pixel path is then cheaper). */
-static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                          const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
-                                          const int32_t *shift, const int32_t *rq, int8_t *output)
+/** Helium pixel path: its scratch (MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES covers it): the current
+    pixel's k_h * k_w tap pointers, then a pad row of the input zero point (in_c bytes). */
+struct mcu_cmsis_dw_mve_scratch {
+    const int8_t **tap;
+    int8_t *pad;
+};
+typedef struct mcu_cmsis_dw_mve_scratch mcu_cmsis_dw_mve_scratch; /* not a parameter struct */
+
+/** Requantization of four lanes of channels [c, c + 4) (TFLM's), plus the output offset, clamped;
+    predicated loads of the multipliers and shifts (p: the lanes in the layer). */
+static inline int32x4_t mcu_cmsis_dw_mve_requantize(int32x4_t x, const int32_t *multiplier, const int32_t *shift,
+                                                    mve_pred16_t p, int32_t out_offset, int32_t act_min,
+                                                    int32_t act_max)
 {
-    const int32_t out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
-    const int32_t sh = p->stride_h, pad_top = p->pad_top, span = (p->k_h - 1) * p->dil_h;
-    /* rows whose window lies inside the input vertically: [oy0, oy1) */
-    const int32_t oy0 = (pad_top + sh - 1) / sh;
-    int32_t oy1 = p->in_h - 1 - span + pad_top >= 0 ? (p->in_h - 1 - span + pad_top) / sh + 1 : 0;
-    oy1 = oy1 < out_h ? oy1 : out_h;
-    /* a column pays its set-up once: worth it from two full groups of rows */
-    if (p->depth_multiplier != 1 || p->k_h != 3 || p->k_w != 3 || oy1 - oy0 < 8) {
-        return 0;
+    const int32x4_t s = vldrwq_z_s32(shift, p);
+    const int32x4_t right = vminq_s32(s, vdupq_n_s32(0)); /* -exponent: VRSHL shifts right */
+    x = vshlq_s32(x, vmaxq_s32(s, vdupq_n_s32(0)));
+    x = vqrdmulhq_s32(x, vldrwq_z_s32(multiplier, p));
+    x = vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, right), 31)); /* -1 for negative x when exponent > 0 */
+    x = vaddq_n_s32(vrshlq_s32(x, right), out_offset);
+    return vminq_s32(vmaxq_s32(x, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
+}
+
+/** N (compile time: 16, or 4 for the last channels, predicated by p) output channels from c of the
+    pixel whose taps are s->tap[0..taps), in vectors of four channels; MULT4 (compile time): the
+    depth multiplier is a multiple of four (a vector's channels read one input channel, broadcast),
+    else it is 1 (a vector reads four input channels). Full vectors are not predicated: Helium has
+    one predicate register, and each predicated load needs its VPST. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
+    const mcu_cmsis_dw_conv_params *p, const mcu_cmsis_dw_mve_scratch *s, int32_t taps, const int8_t *weights,
+    const int32_t *folded_bias, const int32_t *multiplier, const int32_t *shift, int32_t c, mve_pred16_t pred,
+    int8_t *out, const int N, const int MULT4)
+{
+    const int32_t out_c = p->out_c, mult = p->depth_multiplier;
+    int32x4_t a[4];
+    int32_t in[4] = {0, 0, 0, 0}; /* MULT4: each vector's input channel */
+    MCU_CMSIS_DW_UNROLL
+    for (int v = 0; v < N / 4; v++) {
+        a[v] = N == 16 ? vldrwq_s32(folded_bias + c + 4 * v) : vldrwq_z_s32(folded_bias + c, pred);
+        if (MULT4) {
+            in[v] = (c + 4 * v) / mult;
+        }
     }
-#if defined(__NO_INLINE__) /* -O0: gcc cannot give the assembly its registers; the caller's path */
-    (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)rq, (void)output, (void)out_w;
-    (void)out_c;
-    return 0;
-#else
-    mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy0, oy1 - oy0, output);
-    for (int32_t oy = 0; oy < out_h; oy++) {
-        if (oy == oy0) {
-            oy = oy1;
-            if (oy >= out_h) {
-                break;
+    const int8_t *w = weights + c;
+#if !defined(__NO_INLINE__)
+    if (N == 16 && !MULT4) { /* the taps in assembly: widening loads at constant offsets, no spills */
+        const int8_t *const *tp = s->tap;
+        const int8_t *x;
+        int32x4_t t0, t1;
+        __asm__ volatile("wls lr, %[n], 2f\n"
+                         "1:\n\t"
+                         "ldr %[x], [%[tp]], #4\n\t"
+                         "add %[x], %[x], %[c]\n\t"
+                         "vldrb.s32 %q[t0], [%[x]]\n\t"
+                         "vldrb.s32 %q[t1], [%[w]]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         "vldrb.s32 %q[t1], [%[x], #4]\n\t"
+                         "vadd.i32 %q[a0], %q[a0], %q[t0]\n\t"
+                         "vldrb.s32 %q[t0], [%[w], #4]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         "vldrb.s32 %q[t1], [%[x], #8]\n\t"
+                         "vadd.i32 %q[a1], %q[a1], %q[t0]\n\t"
+                         "vldrb.s32 %q[t0], [%[w], #8]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         "vldrb.s32 %q[t1], [%[x], #12]\n\t"
+                         "vadd.i32 %q[a2], %q[a2], %q[t0]\n\t"
+                         "vldrb.s32 %q[t0], [%[w], #12]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         "add %[w], %[w], %[oc]\n\t"
+                         "vadd.i32 %q[a3], %q[a3], %q[t0]\n\t"
+                         "le lr, 1b\n"
+                         "2:"
+                         : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [a2] "+w"(a[2]), [a3] "+w"(a[3]), [t0] "=&w"(t0),
+                           [t1] "=&w"(t1), [x] "=&l"(x), [tp] "+r"(tp), [w] "+l"(w)
+                         : [n] "r"(taps), [c] "r"(c), [oc] "r"(out_c)
+                         : "lr", "memory");
+        taps = 0; /* done */
+    }
+#endif
+    for (int32_t t = 0; t < taps; t++, w += out_c) {
+        const int8_t *x = s->tap[t];
+        MCU_CMSIS_DW_UNROLL
+        for (int v = 0; v < N / 4; v++) {
+            const int32x4_t wv = N == 16 ? vldrbq_s32(w + 4 * v) : vldrbq_z_s32(w, pred);
+            if (MULT4) {
+                a[v] = vmlaq_n_s32(a[v], wv, x[in[v]]);
+            } else { /* Helium multiplies lane by lane, then adds (no vector-by-vector VMLA) */
+                const int32x4_t xv = N == 16 ? vldrbq_s32(x + c + 4 * v) : vldrbq_z_s32(x + c, pred);
+                a[v] = vaddq_s32(a[v], vmulq_s32(xv, wv));
             }
         }
-        for (int32_t ox = 0; ox < out_w; ox++) {
-            mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, rq, oy, ox,
-                               output + (oy * out_w + ox) * out_c);
+    }
+    const int32_t oo = p->output_offset, lo = p->act_min, hi = p->act_max;
+    MCU_CMSIS_DW_UNROLL
+    for (int v = 0; v < N / 4; v++) {
+        const int32_t k = c + 4 * v;
+        if (N == 16) {
+            vstrbq_s32(out + k, mcu_cmsis_mve_requantize_vec(a[v], multiplier + k, shift + k, oo, lo, hi));
+        } else {
+            vstrbq_p_s32(out + k, mcu_cmsis_dw_mve_requantize(a[v], multiplier + k, shift + k, pred, oo, lo, hi), pred);
         }
     }
-    return 1;
+}
+
+/** Every output pixel: its tap pointers (the pad row for taps outside the input), then its
+    channels sixteen at a time. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
+    const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *folded_bias,
+    const int32_t *multiplier, const int32_t *shift, const mcu_cmsis_dw_mve_scratch *s, int8_t *output,
+    const int MULT4)
+{
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, out_h = p->out_h, out_w = p->out_w;
+    const int32_t out_c = p->out_c, k_h = p->k_h, k_w = p->k_w, dil_h = p->dil_h, dil_w = p->dil_w;
+    for (int32_t oy = 0; oy < out_h; oy++) {
+        const int32_t iy0 = oy * p->stride_h - p->pad_top;
+        for (int32_t ox = 0; ox < out_w; ox++) {
+            const int32_t ix0 = ox * p->stride_w - p->pad_left;
+            for (int32_t ky = 0, t = 0; ky < k_h; ky++) {
+                const int32_t iy = iy0 + ky * dil_h;
+                for (int32_t kx = 0, ix = ix0; kx < k_w; kx++, t++, ix += dil_w) {
+                    const int inside = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+                    s->tap[t] = inside ? input + (iy * in_w + ix) * in_c : s->pad;
+                }
+            }
+            int8_t *out = output + (oy * out_w + ox) * out_c;
+            int32_t c = 0;
+            for (; c + 16 <= out_c; c += 16) {
+                mcu_cmsis_dw_mve_channels(p, s, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out, 16,
+                                          MULT4);
+            }
+            for (; c < out_c; c += 4) {
+                mcu_cmsis_dw_mve_channels(p, s, k_h * k_w, weights, folded_bias, multiplier, shift, c,
+                                          vctp32q((uint32_t)(out_c - c)), out, 4, MULT4);
+            }
+        }
+    }
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_m1(const mcu_cmsis_dw_conv_params *p,
+                                                                 const int8_t *input, const int8_t *weights,
+                                                                 const int32_t *folded_bias, const int32_t *multiplier,
+                                                                 const int32_t *shift,
+                                                                 const mcu_cmsis_dw_mve_scratch *s, int8_t *output)
+{
+    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, 0);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_m4(const mcu_cmsis_dw_conv_params *p,
+                                                                 const int8_t *input, const int8_t *weights,
+                                                                 const int32_t *folded_bias, const int32_t *multiplier,
+                                                                 const int32_t *shift,
+                                                                 const mcu_cmsis_dw_mve_scratch *s, int8_t *output)
+{
+    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, 1);
+}
+
+/** The Helium path, depth multiplier 1 or a multiple of four (else returns 0, having done
+    nothing): the column path for the rows it suits (see the top of this file), the pixel path for
+    every other row. */
+static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                          const int8_t *weights, const int32_t *bias, const int32_t *folded_bias,
+                                          const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                                          int32_t *scratch, int8_t *output)
+{
+    const int32_t mult = p->depth_multiplier;
+    if (mult != 1 && mult % 4 != 0) {
+        return 0;
+    }
+    mcu_cmsis_dw_mve_scratch s;
+    s.tap = (const int8_t **)(void *)scratch;
+    s.pad = (int8_t *)(void *)(scratch + p->k_h * p->k_w);
+    for (int32_t i = 0; i < p->in_c; i++) {
+        s.pad[i] = (int8_t)-p->input_offset; /* x * w cancelled by the fold */
+    }
+    (void)bias, (void)rq;
+#if !defined(__NO_INLINE__) /* -O0: gcc cannot give the column path's assembly its registers */
+    const int32_t sh = p->stride_h, pad_top = p->pad_top, span = (p->k_h - 1) * p->dil_h;
+    const int32_t oy0 = (pad_top + sh - 1) / sh; /* rows whose windows lie inside vertically: [oy0, oy1) */
+    int32_t oy1 = p->in_h - 1 - span + pad_top >= 0 ? (p->in_h - 1 - span + pad_top) / sh + 1 : 0;
+    oy1 = oy1 < p->out_h ? oy1 : p->out_h;
+    const int32_t rows = oy1 - oy0;
+    if (mult == 1 && p->k_h == 3 && p->k_w == 3 && rows >= 4 && (p->out_c <= 32 || rows >= 16)) {
+        mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy0, oy1 - oy0, output);
+        mcu_cmsis_dw_conv_params top = *p, bottom = *p; /* the other rows through the pixel path */
+        top.out_h = oy0;
+        bottom.out_h = p->out_h - oy1;
+        bottom.pad_top = p->pad_top - oy1 * sh;
+        mcu_cmsis_dw_mve_pixels_m1(&top, input, weights, folded_bias, multiplier, shift, &s, output);
+        mcu_cmsis_dw_mve_pixels_m1(&bottom, input, weights, folded_bias, multiplier, shift, &s,
+                                   output + oy1 * p->out_w * p->out_c);
+        return 1;
+    }
 #endif
+    if (mult == 1) {
+        mcu_cmsis_dw_mve_pixels_m1(p, input, weights, folded_bias, multiplier, shift, &s, output);
+    } else {
+        mcu_cmsis_dw_mve_pixels_m4(p, input, weights, folded_bias, multiplier, shift, &s, output);
+    }
+    return 1;
 }
 
 #endif /* MCU_CMSIS_USE_MVE */
