@@ -742,11 +742,11 @@ def test_lowering_picks_the_kernel_variants():
     assert np.array_equal(k.constants["bias"], folded)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
     _, k = lowered(call)  # a small map goes pixel by pixel: a pad row and 72 bytes per group of four channels
-    helium = 4 * 9 + 8  # and in any case the Helium path's nine tap pointers and its pad row of in_c bytes
+    helium = 8 * 9 + 8  # and in any case the Helium path's nine tap pointers and offsets, its pad row of in_c bytes
     assert k.function == "mcu_cmsis_dwconv2d_s8" and k.params["sweep"] == 2 and k.scratch_bytes == 8 + 72 * 2 + helium
     assert np.array_equal(k.constants["bias"], call.args[2].data)
     _, k = lowered(dwconv(rng, (6, 6), 4, 2, (3, 3), dil=(1, 2)))
-    span, helium = 5 + 2 * 2 + 1, 4 * 9 + 4  # other layers go line by line; dilation 2 across
+    span, helium = 5 + 2 * 2 + 1, 8 * 9 + 4  # other layers go line by line; dilation 2 across
     assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * 4 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
     _, k = lowered(dwconv(rng, (9, 8), 4, 1, (3, 3), dil=(2, 1)))
     rows, span = 5, 7 + 2 + 1  # dilation 2 down: the cache holds the five input rows a window spans

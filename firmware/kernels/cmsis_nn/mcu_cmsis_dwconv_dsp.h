@@ -38,6 +38,7 @@
 
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_dw3x3_dsp.h"
+#include "mcu_cmsis_dwconv_in1_dsp.h"
 #include "mcu_cmsis_dwconv_pixel.h"
 #include "mcu_kernels_cmsis_nn.h"
 
@@ -303,6 +304,42 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_lane_asm(const in
 }
 #endif
 
+#if defined(MCU_CMSIS_DW_ASM)
+/* The k_p taps along one cached line of a block of four pixels, any filter width, stride 1 or 2
+   (pstep 2 or 4 words), undilated: a loop of one weight load and four cached words per tap, the
+   eight accumulators in registers (thirteen: those, x, w, a counter and two temporaries). */
+#define MCU_CMSIS_DW_ASM_LINE_TAP(S)                                                                                 \
+    "1:\n\t"                                                                                                          \
+    "ldr %[wt], [%[w]], #4\n\t"                                                                                      \
+    "ldr %[q0], [%[x]]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 0)                                                            \
+    "ldr %[q0], [%[x], #8*" #S "]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 1)                                                 \
+    "ldr %[q0], [%[x], #16*" #S "]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 2)                                                \
+    "ldr %[q0], [%[x], #24*" #S "]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 3)                                                \
+    "add %[x], %[x], #8\n\t"                                                                                         \
+    "subs %[n], %[n], #1\n\t"                                                                                        \
+    "bne 1b\n\t"
+#define MCU_CMSIS_DW_ASM_LINE_CASE(S)                                                                                \
+    __asm__ volatile(MCU_CMSIS_DW_ASM_LINE_TAP(S)                                                                     \
+                     : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1),       \
+                       [b2] "+r"(b2), [b3] "+r"(b3), [x] "+r"(x), [w] "+r"(w), [n] "+r"(n), [wt] "=&r"(wt),             \
+                       [q0] "=&r"(q0)                                                                                 \
+                     :                                                                                                \
+                     : "cc", "memory")
+
+__attribute__((noinline)) static void mcu_cmsis_dw_line_taps_asm(const int32_t *x, const int32_t *w, int32_t n,
+                                                                   int32_t pstep, int32_t acc[8])
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
+    int32_t wt, q0;
+    if (pstep == 2) {
+        MCU_CMSIS_DW_ASM_LINE_CASE(1);
+    } else {
+        MCU_CMSIS_DW_ASM_LINE_CASE(2);
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+}
+#endif
+
 /** Every tap of a block of P pixels, one lane pair: w, the lane pair's weights, w[kl - k_l] the
     offset of filter line kl's cached line from base (the block's first position and lane pair in
     the pad line). K3S (compile time): a 3x3 filter, undilated along lines, stride K3S along them
@@ -324,6 +361,14 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_taps(const int32_
         return;
     }
     const int32_t *use = w - k_l;
+#if defined(MCU_CMSIS_DW_ASM)
+    if (P == 4 && cstep == 2 && (pstep == 2 || pstep == 4)) { /* undilated, stride 1 or 2: the taps in assembly */
+        for (int32_t kl = 0; kl < k_l; kl++, w += k_p) {
+            mcu_cmsis_dw_line_taps_asm(base + use[kl], w, k_p, pstep, acc);
+        }
+        return;
+    }
+#endif
     for (int32_t kl = 0; kl < k_l; kl++) {
         const int32_t *x = base + use[kl];
         for (int32_t kp = 0; kp < k_p; kp++, x += cstep) {
@@ -437,6 +482,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_block(const mcu_c
     }
 MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_3x3_s1, 1, 1)
 MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_3x3_s2, 2, 1)
+MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_any_fast, 0, 1)
 MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_any, 0, 0)
 
 /** The blocks of an output line of the current group (out: its first pixel): blocks of four
@@ -461,6 +507,8 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_line_blocks_mode(
             mcu_cmsis_dw_single_3x3_s1(b, op * sp, out + op * step);
         } else if (K3S == 2) {
             mcu_cmsis_dw_single_3x3_s2(b, op * sp, out + op * step);
+        } else if (FAST) {
+            mcu_cmsis_dw_single_any_fast(b, op * sp, out + op * step);
         } else {
             mcu_cmsis_dw_single_any(b, op * sp, out + op * step);
         }
@@ -475,16 +523,18 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_line_blocks_mode(
     }
 MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_3x3_s1, 1, 1)
 MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_3x3_s2, 2, 1)
+MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_any_fast, 0, 1)
 MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_any, 0, 0)
 
 static inline void mcu_cmsis_dw_line_blocks(const mcu_cmsis_dw_blocks *b, int8_t *out, int32_t out_pos, int32_t step,
                                             const int K3S, const int FAST)
 {
-    (void)FAST;
     if (K3S == 1) {
         mcu_cmsis_dw_line_3x3_s1(b, out, out_pos, step);
     } else if (K3S == 2) {
         mcu_cmsis_dw_line_3x3_s2(b, out, out_pos, step);
+    } else if (FAST) {
+        mcu_cmsis_dw_line_any_fast(b, out, out_pos, step);
     } else {
         mcu_cmsis_dw_line_any(b, out, out_pos, step);
     }
@@ -513,14 +563,19 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_group_lines(const
     }
 }
 
-/** The lines of a group, any filter and requantization: every partial group (fewer than four
-    channels) and the layers no specialized instance takes. */
+/** The lines of a group, any filter (FAST: rq given and the clamp the whole int8 range): every
+    partial group (fewer than four channels) and the layers no 3x3 instance takes. */
 __attribute__((noinline)) static void mcu_cmsis_dw_group_any(const mcu_cmsis_dw_view *v, const int8_t *input,
-                                                             int8_t *output, const mcu_cmsis_dw_blocks *b, int32_t zp2)
+                                                             int8_t *output, const mcu_cmsis_dw_blocks *b, int32_t zp2,
+                                                             int fast)
 {
     mcu_cmsis_dw_blocks any = *b;
     any.pstep = 2 * v->stride_p;
-    mcu_cmsis_dw_group_lines(v, input, output, &any, zp2, 0, 0);
+    if (fast) {
+        mcu_cmsis_dw_group_lines(v, input, output, &any, zp2, 0, 1);
+    } else {
+        mcu_cmsis_dw_group_lines(v, input, output, &any, zp2, 0, 0);
+    }
 }
 
 /** Every group. K3S (compile time): see mcu_cmsis_dw_taps. */
@@ -543,7 +598,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_dsp_mode(
         b.n = out_c - c0 < 4 ? out_c - c0 : 4;
         mcu_cmsis_dw_group_weights(p, weights, folded_bias, c0, b.n, rq != NULL, &c, folded);
         if (K3S && b.n < 4) {
-            mcu_cmsis_dw_group_any(&v, input, output, &b, zp2);
+            mcu_cmsis_dw_group_any(&v, input, output, &b, zp2, FAST);
             continue;
         }
 #if defined(MCU_CMSIS_DW_ASM)
@@ -560,7 +615,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_dsp_mode(
         if (K3S) {
             mcu_cmsis_dw_group_lines(&v, input, output, &b, zp2, K3S, FAST);
         } else {
-            mcu_cmsis_dw_group_any(&v, input, output, &b, zp2);
+            mcu_cmsis_dw_group_any(&v, input, output, &b, zp2, FAST);
         }
     }
 }
@@ -576,24 +631,40 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_dsp_mode(
     }
 MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_3x3_s1_fast, 1, 1)
 MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_3x3_s2_fast, 2, 1)
+MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_any_fast, 0, 1)
 MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_any, 0, 0)
 
 static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                                         const int32_t *bias, const int32_t *folded_bias, const int32_t *multiplier,
                                         const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output)
 {
+    const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
     if (p->sweep == MCU_CMSIS_DW_SWEEP_PIXELS) {
-        mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output); /* mcu_cmsis_dw3x3_dsp.h */
+        if (fast) { /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
+            mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output);
+            return;
+        }
+        for (int32_t oy = 0; oy < p->out_h; oy++) { /* else the plain C path, which needs no scratch */
+            for (int32_t ox = 0; ox < p->out_w; ox++) {
+                mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, oy, ox,
+                                   output + (oy * p->out_w + ox) * p->out_c);
+            }
+        }
+        return;
+    }
+    if (p->sweep == MCU_CMSIS_DW_SWEEP_ONE_INPUT) { /* mcu_cmsis_dwconv_in1_dsp.h */
+        mcu_cmsis_dw_in1_dsp(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
         return;
     }
     mcu_cmsis_dw_view v;
     mcu_cmsis_dw_view_of(p, &v);
     const int k3 = v.k_l == 3 && v.k_p == 3 && v.dil_p == 1;
-    const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
     if (k3 && fast && v.stride_p == 1) {
         mcu_cmsis_dw_dsp_3x3_s1_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
     } else if (k3 && fast && v.stride_p == 2) {
         mcu_cmsis_dw_dsp_3x3_s2_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
+    } else if (fast) {
+        mcu_cmsis_dw_dsp_any_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
     } else {
         mcu_cmsis_dw_dsp_any(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
     }

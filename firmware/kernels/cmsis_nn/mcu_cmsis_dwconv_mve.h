@@ -1,11 +1,12 @@
 /*
- * Helium (MVE) path of mcu_cmsis_dwconv2d_s8: depth multiplier 1 or a multiple of four (with one
- * input channel: any number of output channels), any filter, stride, dilation and padding; other
- * depth multipliers take the plain C path.
+ * Helium (MVE) path of mcu_cmsis_dwconv2d_s8: depth multiplier 1 or a multiple of four (one input
+ * channel and a multiple of four output channels among them); any filter, stride, dilation and
+ * padding; other depth multipliers take the plain C path.
  *
- * Pixel path (every layer it takes): output pixel by pixel, its k_h * k_w tap pointers first (a
- * tap outside the input points at a pad row of the input zero point in scratch), then its channels
- * sixteen at a time in four vectors of four 32-bit lanes: per tap a widening load of the four
+ * Pixel path (every layer it takes): output pixel by pixel, its taps at fixed offsets from its
+ * window's first input byte (a border pixel's own offsets, a tap outside the input reaching a pad
+ * row of the input zero point in scratch), then its channels
+ * sixteen (then eight, then four) at a time in vectors of four 32-bit lanes: per tap a widening load of the four
  * channels' inputs (or, with a depth multiplier, one input byte broadcast by VMLA) and of their
  * weights, VMUL and VADD (Helium has no vector-by-vector multiply-accumulate), from the bias folded
  * with the input zero point (folded_bias: a padded tap's x * w cancels), in assembly for the
@@ -174,10 +175,12 @@ static inline void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_dw_conv_params *p, c
 
 #endif
 
-/** Helium pixel path: its scratch (MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES covers it): the current
-    pixel's k_h * k_w tap pointers, then a pad row of the input zero point (in_c bytes). */
+/** Helium pixel path: its scratch (MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES covers it): the k_h * k_w
+    taps' offsets in a window inside the input, a border pixel's offsets, then a pad row of the
+    input zero point (in_c bytes). */
 struct mcu_cmsis_dw_mve_scratch {
-    const int8_t **tap;
+    int32_t *off; /* the taps' offsets from a window's first input byte */
+    int32_t *rel; /* a border pixel's: to its taps inside, or to the pad row */
     int8_t *pad;
 };
 typedef struct mcu_cmsis_dw_mve_scratch mcu_cmsis_dw_mve_scratch; /* not a parameter struct */
@@ -197,13 +200,13 @@ static inline int32x4_t mcu_cmsis_dw_mve_requantize(int32x4_t x, const int32_t *
     return vminq_s32(vmaxq_s32(x, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
 }
 
-/** N (compile time: 16, or 4 for the last channels, predicated by p) output channels from c of the
-    pixel whose taps are s->tap[0..taps), in vectors of four channels; MULT4 (compile time): the
+/** N (compile time: 16 or 8, or 4 for the last channels, predicated by pred) output channels from c of the
+    pixel whose taps are at the addresses base + off[0..taps), in vectors of four channels; MULT4 (compile time): the
     depth multiplier is a multiple of four (a vector's channels read one input channel, broadcast),
     else it is 1 (a vector reads four input channels). Full vectors are not predicated: Helium has
     one predicate register, and each predicated load needs its VPST. */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
-    const mcu_cmsis_dw_conv_params *p, const mcu_cmsis_dw_mve_scratch *s, int32_t taps, const int8_t *weights,
+    const mcu_cmsis_dw_conv_params *p, uintptr_t base, const int32_t *off, int32_t taps, const int8_t *weights,
     const int32_t *folded_bias, const int32_t *multiplier, const int32_t *shift, int32_t c, mve_pred16_t pred,
     int8_t *out, const int N, const int MULT4)
 {
@@ -212,7 +215,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
     int32_t in[4] = {0, 0, 0, 0}; /* MULT4: each vector's input channel */
     MCU_CMSIS_DW_UNROLL
     for (int v = 0; v < N / 4; v++) {
-        a[v] = N == 16 ? vldrwq_s32(folded_bias + c + 4 * v) : vldrwq_z_s32(folded_bias + c, pred);
+        a[v] = N >= 8 ? vldrwq_s32(folded_bias + c + 4 * v) : vldrwq_z_s32(folded_bias + c, pred);
         if (MULT4) {
             in[v] = (c + 4 * v) / mult;
         }
@@ -220,8 +223,9 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
     const int8_t *w = weights + c;
 #if !defined(__NO_INLINE__)
     if (N == 16 && !MULT4) { /* the taps in assembly: widening loads at constant offsets, no spills */
-        const int8_t *const *tp = s->tap;
+        const int32_t *tp = off;
         const int8_t *x;
+        const uintptr_t bc = base + (uintptr_t)c;
         int32x4_t t0, t1;
         __asm__ volatile("wls lr, %[n], 2f\n"
                          "1:\n\t"
@@ -248,20 +252,63 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
                          "2:"
                          : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [a2] "+w"(a[2]), [a3] "+w"(a[3]), [t0] "=&w"(t0),
                            [t1] "=&w"(t1), [x] "=&l"(x), [tp] "+r"(tp), [w] "+l"(w)
-                         : [n] "r"(taps), [c] "r"(c), [oc] "r"(out_c)
+                         : [n] "r"(taps), [c] "r"(bc), [oc] "r"(out_c)
                          : "lr", "memory");
+        taps = 0; /* done */
+    }
+    if (N >= 8 && MULT4 && p->in_c == 1) { /* one input channel: one byte per tap for every lane */
+        const int32_t *tp = off;
+        int32_t o, xs;
+        int32x4_t t0;
+        if (N == 8) {
+            __asm__ volatile("wls lr, %[n], 2f\n"
+                             "1:\n\t"
+                             "ldr %[o], [%[tp]], #4\n\t"
+                             "vldrb.s32 %q[t0], [%[w]]\n\t"
+                             "ldrsb %[xs], [%[b], %[o]]\n\t"
+                             "vmla.s32 %q[a0], %q[t0], %[xs]\n\t"
+                             "vldrb.s32 %q[t0], [%[w], #4]\n\t"
+                             "add %[w], %[w], %[oc]\n\t"
+                             "vmla.s32 %q[a1], %q[t0], %[xs]\n\t"
+                             "le lr, 1b\n"
+                             "2:"
+                             : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [t0] "=&w"(t0), [o] "=&r"(o), [xs] "=&r"(xs),
+                               [tp] "+r"(tp), [w] "+l"(w)
+                             : [n] "r"(taps), [oc] "r"(out_c), [b] "r"(base)
+                             : "lr", "memory");
+        } else {
+            __asm__ volatile("wls lr, %[n], 2f\n"
+                             "1:\n\t"
+                             "ldr %[o], [%[tp]], #4\n\t"
+                             "vldrb.s32 %q[t0], [%[w]]\n\t"
+                             "ldrsb %[xs], [%[b], %[o]]\n\t"
+                             "vmla.s32 %q[a0], %q[t0], %[xs]\n\t"
+                             "vldrb.s32 %q[t0], [%[w], #4]\n\t"
+                             "vmla.s32 %q[a1], %q[t0], %[xs]\n\t"
+                             "vldrb.s32 %q[t0], [%[w], #8]\n\t"
+                             "vmla.s32 %q[a2], %q[t0], %[xs]\n\t"
+                             "vldrb.s32 %q[t0], [%[w], #12]\n\t"
+                             "add %[w], %[w], %[oc]\n\t"
+                             "vmla.s32 %q[a3], %q[t0], %[xs]\n\t"
+                             "le lr, 1b\n"
+                             "2:"
+                             : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [a2] "+w"(a[2]), [a3] "+w"(a[3]), [t0] "=&w"(t0),
+                               [o] "=&r"(o), [xs] "=&r"(xs), [tp] "+r"(tp), [w] "+l"(w)
+                             : [n] "r"(taps), [oc] "r"(out_c), [b] "r"(base)
+                             : "lr", "memory");
+        }
         taps = 0; /* done */
     }
 #endif
     for (int32_t t = 0; t < taps; t++, w += out_c) {
-        const int8_t *x = s->tap[t];
+        const int8_t *x = (const int8_t *)(base + (uintptr_t)off[t]);
         MCU_CMSIS_DW_UNROLL
         for (int v = 0; v < N / 4; v++) {
-            const int32x4_t wv = N == 16 ? vldrbq_s32(w + 4 * v) : vldrbq_z_s32(w, pred);
+            const int32x4_t wv = N >= 8 ? vldrbq_s32(w + 4 * v) : vldrbq_z_s32(w, pred);
             if (MULT4) {
                 a[v] = vmlaq_n_s32(a[v], wv, x[in[v]]);
             } else { /* Helium multiplies lane by lane, then adds (no vector-by-vector VMLA) */
-                const int32x4_t xv = N == 16 ? vldrbq_s32(x + c + 4 * v) : vldrbq_z_s32(x + c, pred);
+                const int32x4_t xv = N >= 8 ? vldrbq_s32(x + c + 4 * v) : vldrbq_z_s32(x + c, pred);
                 a[v] = vaddq_s32(a[v], vmulq_s32(xv, wv));
             }
         }
@@ -270,7 +317,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
     MCU_CMSIS_DW_UNROLL
     for (int v = 0; v < N / 4; v++) {
         const int32_t k = c + 4 * v;
-        if (N == 16) {
+        if (N >= 8) {
             vstrbq_s32(out + k, mcu_cmsis_mve_requantize_vec(a[v], multiplier + k, shift + k, oo, lo, hi));
         } else {
             vstrbq_p_s32(out + k, mcu_cmsis_dw_mve_requantize(a[v], multiplier + k, shift + k, pred, oo, lo, hi), pred);
@@ -291,21 +338,32 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
         const int32_t iy0 = oy * p->stride_h - p->pad_top;
         for (int32_t ox = 0; ox < out_w; ox++) {
             const int32_t ix0 = ox * p->stride_w - p->pad_left;
-            for (int32_t ky = 0, t = 0; ky < k_h; ky++) {
-                const int32_t iy = iy0 + ky * dil_h;
-                for (int32_t kx = 0, ix = ix0; kx < k_w; kx++, t++, ix += dil_w) {
-                    const int inside = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
-                    s->tap[t] = inside ? input + (iy * in_w + ix) * in_c : s->pad;
+            /* the window's first input byte, an address (outside the input for a border pixel) */
+            const uintptr_t base = (uintptr_t)input + (uintptr_t)((iy0 * in_w + ix0) * in_c);
+            const int32_t *off = s->off; /* the window inside: the taps at fixed offsets */
+            if (!(iy0 >= 0 && iy0 + (k_h - 1) * dil_h < in_h && ix0 >= 0 && ix0 + (k_w - 1) * dil_w < in_w)) {
+                for (int32_t ky = 0, t = 0; ky < k_h; ky++) { /* else from the base, or to the pad row */
+                    const int32_t iy = iy0 + ky * dil_h;
+                    for (int32_t kx = 0, ix = ix0; kx < k_w; kx++, t++, ix += dil_w) {
+                        const int inside = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+                        s->rel[t] = inside ? s->off[t] : (int32_t)((uintptr_t)s->pad - base);
+                    }
                 }
+                off = s->rel;
             }
             int8_t *out = output + (oy * out_w + ox) * out_c;
             int32_t c = 0;
             for (; c + 16 <= out_c; c += 16) {
-                mcu_cmsis_dw_mve_channels(p, s, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out, 16,
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out, 16,
                                           MULT4);
             }
+            if (c + 8 <= out_c) {
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out, 8,
+                                          MULT4);
+                c += 8;
+            }
             for (; c < out_c; c += 4) {
-                mcu_cmsis_dw_mve_channels(p, s, k_h * k_w, weights, folded_bias, multiplier, shift, c,
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c,
                                           vctp32q((uint32_t)(out_c - c)), out, 4, MULT4);
             }
         }
@@ -343,8 +401,13 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
         return 0;
     }
     mcu_cmsis_dw_mve_scratch s;
-    s.tap = (const int8_t **)(void *)scratch;
-    s.pad = (int8_t *)(void *)(scratch + p->k_h * p->k_w);
+    const int32_t taps = p->k_h * p->k_w;
+    s.off = scratch;
+    s.rel = scratch + taps;
+    s.pad = (int8_t *)(void *)(scratch + 2 * taps);
+    for (int32_t t = 0; t < taps; t++) {
+        s.off[t] = ((t / p->k_w) * p->dil_h * p->in_w + (t % p->k_w) * p->dil_w) * p->in_c;
+    }
     for (int32_t i = 0; i < p->in_c; i++) {
         s.pad[i] = (int8_t)-p->input_offset; /* x * w cancelled by the fold */
     }

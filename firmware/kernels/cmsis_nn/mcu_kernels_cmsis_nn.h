@@ -39,11 +39,13 @@ typedef struct {
 } mcu_cmsis_conv_params;
 
 /** How the DSP path of mcu_cmsis_dwconv2d_s8 goes over the output (the planner's choice by shape;
-    the output is the same either way): row by row, column by column (narrow maps), or pixel by
-    pixel (small maps; 3x3 filters, depth multiplier 1, no dilation). */
+    the output is the same either way): row by row, column by column (narrow maps), pixel by pixel
+    (small maps; 3x3 filters, depth multiplier 1, no dilation), or pixel by pixel as dot products of
+    tap pairs (one input channel). */
 #define MCU_CMSIS_DW_SWEEP_ROWS 0
 #define MCU_CMSIS_DW_SWEEP_COLUMNS 1
 #define MCU_CMSIS_DW_SWEEP_PIXELS 2
+#define MCU_CMSIS_DW_SWEEP_ONE_INPUT 3
 
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
     reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. */
@@ -120,18 +122,22 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     MCU_CMSIS_DW_SPAN(out_pos, stride_p, k_p, dil_p)), its widened weights (2 * k_l * k_p words)
     and bookkeeping (2 * (k_l + 9) words and a word per cached line), mcu_cmsis_dwconv_dsp.h.
     Sweeping pixels (`pixels` 1): a pad row of `channels` bytes in whole words and 72 bytes of
-    widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. Either way, room for the
-    Helium path's tap pointers and pad row (k_l * k_p words and in_c bytes), mcu_cmsis_dwconv_mve.h. */
-#define MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(k_l, k_p, dil_l, out_pos, stride_p, dil_p, channels, in_c, pixels)        \
-    ((1 - (pixels)) * (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 2) + \
-                       8 * (k_l) * (k_p) + 8 * (k_l) + 72 + 4 * (((k_l) - 1) * (dil_l) + 1)) +                        \
-     (pixels) * (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4)) + 4 * (k_l) * (k_p) + (in_c))
+    widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. One input channel
+    (`one` 1): a word per pair of taps, and as many per output channel (rounded up to four),
+    mcu_cmsis_dwconv_in1_dsp.h. Always room for the Helium path's tap pointers and offsets and its
+    pad row (2 * k_l * k_p words and in_c bytes), mcu_cmsis_dwconv_mve.h. */
+#define MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(k_l, k_p, dil_l, out_pos, stride_p, dil_p, channels, in_c, pixels, one) \
+    ((1 - (pixels) - (one)) *                                                                                   \
+         (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 2) +              \
+          8 * (k_l) * (k_p) + 8 * (k_l) + 72 + 4 * (((k_l) - 1) * (dil_l) + 1)) +                                     \
+     (pixels) * (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4)) +                                                 \
+     (one) * 4 * (((k_l) * (k_p) + 1) / 2) * (1 + ((channels) + 3) / 4 * 4) + 8 * (k_l) * (k_p) + (in_c))
 
 /** Depthwise convolution: any filter, stride, dilation, padding and depth multiplier. Weights
     [k_h * k_w][out_c]; bias: the layer's own (the plain C path skips padded taps); folded_bias:
     bias + input_offset * sum(w) per channel (the SIMD paths read padded taps as the zero point).
     Scratch: MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(k_h, k_w, dil_h, out_w, stride_w, dil_w, out_c,
-    in_c, pixels) bytes (the height's and width's arguments swapped when sweeping columns), word aligned. */
+    in_c, pixels, one) bytes (the height's and width's arguments swapped when sweeping columns), word aligned. */
 void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                            const int32_t *bias, const int32_t *folded_bias, const int32_t *multiplier,
                            const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output);

@@ -6,8 +6,12 @@ scratch) and multiply raw int8 values. The DSP path's sweep over the output is c
 
 from __future__ import annotations
 
+import dataclasses
+import os
+
 import numpy as np
-from mcuforge.ir.expr import Call
+from mcuforge.ir.expr import Call, Constant
+from mcuforge.ir.types import QuantParams, TensorType
 
 from ...kernel import KernelCall
 from ...patterns import const, op, wildcard
@@ -16,13 +20,25 @@ from .common import Composite, Lowered
 from .requant import acc_bounds, with_rq
 
 
+def as_conv(call: Call) -> Call:
+    """A depthwise convolution of one input channel as the CONV_2D it is: its depth multiplier the
+    output channels, its weights [1, KH, KW, OC] as [OC, KH, KW, 1] (quantized along axis 0)."""
+    w = call.args[1]
+    data = np.ascontiguousarray(np.transpose(w.data, (3, 1, 2, 0)))
+    q = w.type.quant
+    wt = Constant(w.name, TensorType(data.shape, w.type.dtype, QuantParams(q.scale, q.zero_point, 0)), data)
+    attrs = {k: v for k, v in call.attrs.items() if k != "depth_multiplier"}
+    return dataclasses.replace(call, op="conv_2d", args=(call.args[0], wt, *call.args[2:]), attrs=attrs)
+
+
 def lower(call: Call) -> Lowered:
+    if call.args[0].type.shape[3] == 1 and os.environ.get("MCU_DW_AS_CONV"):  # measured, not chosen: see sweep()
+        return conv.lower(as_conv(call))
     w = call.args[1].data  # [1, KH, KW, OC]
     _, kh, kw, oc = w.shape
     params, consts = common.requant_params(call, oc)
     params.update(common.geometry(call, kh, kw))
     params["depth_multiplier"] = oc // params["in_c"]
-    params["sweep"] = sweep(params)
     bias = call.args[2].data.reshape(oc) if len(call.args) > 2 else np.zeros(oc)
     consts["bias"] = bias.astype(np.int32)  # the plain C path skips padded taps
     consts["weights"] = w.reshape(kh * kw, oc).astype(np.int8)
@@ -31,23 +47,31 @@ def lower(call: Call) -> Lowered:
                                                params["input_offset"])
     off = params["input_offset"]
     with_rq(consts, params, *acc_bounds(consts["bias"], consts["weights"].T, off - 128, off + 127))
+    params["sweep"] = sweep(params, "rq" in consts and (params["act_min"], params["act_max"]) == (-128, 127))
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params))
 
 
 # The DSP path's sweeps over the output (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h).
-ROWS, COLUMNS, PIXELS = 0, 1, 2
+ROWS, COLUMNS, PIXELS, ONE_INPUT = 0, 1, 2, 3
 
 
-def sweep(p: dict) -> int:
-    """How the DSP path goes over the output. Pixel by pixel on small maps of 3x3 filters (depth
-    multiplier 1, no dilation; under 64 output pixels, where the line sweep's set-up per group of
-    channels and output line outweighs its faster blocks); else by lines: columns when that costs
+def sweep(p: dict, fast: bool) -> int:
+    """How the DSP path goes over the output. With one input channel, pixel by pixel as dot products
+    of tap pairs (every output channel reads the same taps). Pixel by pixel on small maps of 3x3 filters (depth
+    multiplier 1, no dilation, `fast`: the fast requantization proven and no clamp inside the int8
+    range; under 64 output pixels, where the line sweep's set-up per group of
+    channels and output line outweighs its faster blocks); else by lines: along the longer filter
+    axis when the filter is not square (K x 1 filters by columns), else columns when that costs
     less, counting per output line a fixed cost (its line cache, about two pixels' work) and each
-    pixel past the line's last block of four at about 1.4 pixels (narrow maps, K x 1 filters on a
-    column vector)."""
+    pixel past the line's last block of four at about 1.4 pixels (narrow maps)."""
+    if p["in_c"] == 1:
+        return ONE_INPUT
     if ((p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)
-            and p["out_h"] * p["out_w"] < 64):
+            and p["out_h"] * p["out_w"] < 64 and fast):
         return PIXELS
+
+    if p["k_h"] != p["k_w"]:  # the longer filter axis along the lines: its taps at constant offsets
+        return COLUMNS if p["k_h"] > p["k_w"] else ROWS
 
     def cost(lines: int, pos: int) -> float:
         return lines * (2 + pos // 4 * 4 + pos % 4 * 1.4)
@@ -60,7 +84,7 @@ def scratch(p: dict) -> common.KernelSize:
     h, w = ("h", "w") if p["sweep"] != COLUMNS else ("w", "h")
     return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES", p[f"k_{h}"], p[f"k_{w}"], p[f"dil_{h}"],
                                p[f"out_{w}"], p[f"stride_{w}"], p[f"dil_{w}"], p["out_c"], p["in_c"],
-                               int(p["sweep"] == PIXELS))
+                               int(p["sweep"] == PIXELS), int(p["sweep"] == ONE_INPUT))
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
