@@ -62,14 +62,6 @@ def _(k):
                                     classifier_activation=None)
 
 
-@model("mobilenet_v2_035_96", "keras.applications.MobileNetV2(alpha=0.35), 96x96x3, batch 1, 2 classes",
-       [((96, 96, 3), "image", -1.0, 1.0)], ["DEPTHWISE_CONV_2D", "CONV_2D", "ADD"])
-def _(k):
-    m = k.applications.MobileNetV2(input_tensor=inp(k, (96, 96, 3)), alpha=0.35, weights=None, classes=2,
-                                   classifier_activation=None)
-    return m
-
-
 @model("dscnn_dw1ch_kws", "DS-CNN keyword model whose first layer is a depthwise 10x4 stride 2 over the one MFCC "
        "channel with depth multiplier 8, then 1x1 to 64 and four 3x3 depthwise-separable blocks",
        [((49, 10, 1), "features", -2.0, 2.0)], ["DEPTHWISE_CONV_2D", "CONV_2D", "FULLY_CONNECTED"])

@@ -317,6 +317,32 @@ CASES = {
     "dw3x3_c3_mult3_s2_same": lambda r: dwconv(r, (9, 9), 3, 3, (3, 3), stride=(2, 2)),
     "dw3x2_c4_mult2_valid": lambda r: dwconv(r, (6, 7), 4, 2, (3, 2), padding="VALID", act="RELU_N1_TO_1"),
     "dw1x1_c1_mult8": lambda r: dwconv(r, (4, 4), 1, 8, (1, 1)),
+    # depthwise line sweeps (DSP): rows / columns, 3x3 stride 1 and 2 (assembly), blocks of four with
+    # one pixel left or an overlapping last block, partial groups, other filters along the lines
+    "dw3x3_c16_rows_s1": lambda r: dwconv(r, (10, 12), 16, 1, (3, 3)),
+    "dw3x3_c8_rows_s1_rest2": lambda r: dwconv(r, (9, 14), 8, 1, (3, 3)),
+    "dw3x3_c8_rows_s1_rest1": lambda r: dwconv(r, (9, 13), 8, 1, (3, 3)),
+    "dw3x3_c8_columns_s1_rest2": lambda r: dwconv(r, (14, 9), 8, 1, (3, 3)),
+    "dw3x3_c12_rows_s2": lambda r: dwconv(r, (17, 18), 12, 1, (3, 3), stride=(2, 2)),
+    "dw3x3_c8_columns_narrow": lambda r: dwconv(r, (25, 5), 8, 1, (3, 3)),
+    "dw3x3_c6_rows_partial_group": lambda r: dwconv(r, (9, 9), 6, 1, (3, 3)),
+    "dw3x3_c8_rows_relu6": lambda r: dwconv(r, (9, 9), 8, 1, (3, 3), act="RELU6"),
+    "dw5x5_c8_s2_lines": lambda r: dwconv(r, (16, 18), 8, 1, (5, 5), stride=(2, 2)),
+    "dw9x1_c16_temporal": lambda r: dwconv(r, (40, 1), 16, 1, (9, 1)),
+    "dw9x1_c8_temporal_s2": lambda r: dwconv(r, (33, 1), 8, 1, (9, 1), stride=(2, 2)),
+    "dw1x5_c8_wide": lambda r: dwconv(r, (8, 20), 8, 1, (1, 5)),
+    "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
+    "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
+    # one input channel (DSP: dot products of tap pairs; Helium: a byte broadcast per tap)
+    "dw3x3_c1_mult8_s2": lambda r: dwconv(r, (17, 16), 1, 8, (3, 3), stride=(2, 2)),
+    "dw10x4_c1_mult8_s2_kws": lambda r: dwconv(r, (25, 10), 1, 8, (10, 4), stride=(2, 2)),
+    "dw3x3_c1_mult6": lambda r: dwconv(r, (7, 9), 1, 6, (3, 3)),
+    "dw3x3_c1_mult16_valid": lambda r: dwconv(r, (9, 8), 1, 16, (3, 3), padding="VALID"),
+    "dw3x3_c4_mult4": lambda r: dwconv(r, (9, 9), 4, 4, (3, 3)),
+    # small maps pixel by pixel (DSP), with a partial group; Helium's column path on many rows
+    "dw3x3_c18_pixels": lambda r: dwconv(r, (6, 6), 18, 1, (3, 3)),
+    "dw3x3_c40_tall_columns": lambda r: dwconv(r, (20, 6), 40, 1, (3, 3)),
+    "dw3x3_c24_s2_pixels": lambda r: dwconv(r, (5, 7), 24, 1, (3, 3), stride=(2, 2)),
     # fully connected
     "fc_1x32x16": lambda r: fc(r, 1, 32, 16),
     "fc_1x37x13_relu": lambda r: fc(r, 1, 37, 13, act="RELU"),

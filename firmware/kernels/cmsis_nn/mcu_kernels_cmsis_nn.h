@@ -123,15 +123,15 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     and bookkeeping (2 * (k_l + 9) words and a word per cached line), mcu_cmsis_dwconv_dsp.h.
     Sweeping pixels (`pixels` 1): a pad row of `channels` bytes in whole words and 72 bytes of
     widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. One input channel
-    (`one` 1): a word per pair of taps, and as many per output channel (rounded up to four),
-    mcu_cmsis_dwconv_in1_dsp.h. Always room for the Helium path's tap pointers and offsets and its
+    (`one` 1): a word per pair of taps and one more, and as many per output channel (rounded up to
+    four), mcu_cmsis_dwconv_in1_dsp.h. Always room for the Helium path's tap pointers and offsets and its
     pad row (2 * k_l * k_p words and in_c bytes), mcu_cmsis_dwconv_mve.h. */
 #define MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(k_l, k_p, dil_l, out_pos, stride_p, dil_p, channels, in_c, pixels, one) \
     ((1 - (pixels) - (one)) *                                                                                   \
          (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 2) +              \
           8 * (k_l) * (k_p) + 8 * (k_l) + 72 + 4 * (((k_l) - 1) * (dil_l) + 1)) +                                     \
      (pixels) * (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4)) +                                                 \
-     (one) * 4 * (((k_l) * (k_p) + 1) / 2) * (1 + ((channels) + 3) / 4 * 4) + 8 * (k_l) * (k_p) + (in_c))
+     (one) * 4 * (((k_l) * (k_p) + 1) / 2 + 1) * (1 + ((channels) + 3) / 4 * 4) + 8 * (k_l) * (k_p) + (in_c))
 
 /** Depthwise convolution: any filter, stride, dilation, padding and depth multiplier. Weights
     [k_h * k_w][out_c]; bias: the layer's own (the plain C path skips padded taps); folded_bias:
