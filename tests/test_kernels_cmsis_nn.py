@@ -333,11 +333,15 @@ CASES = {
     "dw1x5_c8_wide": lambda r: dwconv(r, (8, 20), 8, 1, (1, 5)),
     "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
     "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
-    # one input channel (DSP: dot products of tap pairs; Helium: a byte broadcast per tap)
+    # one input channel (DSP: dot products of tap pairs; Helium: dot products of the taps copied into
+    # a band, gathered with dilation; over 48 taps a byte broadcast per tap)
     "dw3x3_c1_mult8_s2": lambda r: dwconv(r, (17, 16), 1, 8, (3, 3), stride=(2, 2)),
     "dw10x4_c1_mult8_s2_kws": lambda r: dwconv(r, (25, 10), 1, 8, (10, 4), stride=(2, 2)),
     "dw3x3_c1_mult6": lambda r: dwconv(r, (7, 9), 1, 6, (3, 3)),
     "dw3x3_c1_mult16_valid": lambda r: dwconv(r, (9, 8), 1, 16, (3, 3), padding="VALID"),
+    "dw3x3_c1_mult4_dil2": lambda r: dwconv(r, (11, 12), 1, 4, (3, 3), dil=(2, 2)),
+    "dw5x5_c1_mult3_s1x2_wide": lambda r: dwconv(r, (9, 37), 1, 3, (5, 5), stride=(1, 2), act="RELU6"),
+    "dw7x7_c1_mult4_over48": lambda r: dwconv(r, (10, 9), 1, 4, (7, 7)),
     "dw3x3_c4_mult4": lambda r: dwconv(r, (9, 9), 4, 4, (3, 3)),
     # small maps pixel by pixel (DSP), with a partial group; Helium's column path on many rows
     "dw3x3_c18_pixels": lambda r: dwconv(r, (6, 6), 18, 1, (3, 3)),

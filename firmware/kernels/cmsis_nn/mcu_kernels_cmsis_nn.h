@@ -8,7 +8,8 @@
  *   - multiplier/shift: per output channel, TFLM's QuantizeMultiplier of in * w / out scales;
  *   - bias: for convolutions and fully connected layers, folded with the input zero point,
  *     bias' = bias + input_offset * sum(w), so the inner loops multiply raw int8 values (an im2col
- *     padded tap reads the zero point and adds nothing); depthwise kernels take the layer's bias;
+ *     padded tap reads the zero point and adds nothing); depthwise kernels take the layer's bias
+ *     (their plain C path skips padded taps) and the folded one (their SIMD paths);
  *   - weights: natural layouts (OHWI rows, [k_h * k_w][out_c] depthwise taps, [units][depth]);
  *     any SIMD-friendly ordering is built in scratch by the kernel itself, so the same generated
  *     C serves every core.
@@ -124,14 +125,19 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     Sweeping pixels (`pixels` 1): a pad row of `channels` bytes in whole words and 72 bytes of
     widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. One input channel
     (`one` 1): a word per pair of taps and one more, and as many per output channel (rounded up to
-    four), mcu_cmsis_dwconv_in1_dsp.h. Always room for the Helium path's tap pointers and offsets and its
+    four), mcu_cmsis_dwconv_in1_dsp.h, and the Helium path's 64 bytes and the taps rounded up to
+    sixteen bytes per group of four channels and its band (k_l bytes per input position, sixteen
+    more), mcu_cmsis_dwconv_mve.h. Always room for the Helium path's tap pointers and offsets and its
     pad row (2 * k_l * k_p words and in_c bytes), mcu_cmsis_dwconv_mve.h. */
 #define MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(k_l, k_p, dil_l, out_pos, stride_p, dil_p, channels, in_c, pixels, one) \
     ((1 - (pixels) - (one)) *                                                                                   \
          (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 2) +              \
           8 * (k_l) * (k_p) + 8 * (k_l) + 72 + 4 * (((k_l) - 1) * (dil_l) + 1)) +                                     \
      (pixels) * (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4)) +                                                 \
-     (one) * 4 * (((k_l) * (k_p) + 1) / 2 + 1) * (1 + ((channels) + 3) / 4 * 4) + 8 * (k_l) * (k_p) + (in_c))
+     (one) * (4 * (((k_l) * (k_p) + 1) / 2 + 1) * (1 + ((channels) + 3) / 4 * 4) +                                \
+              ((channels) + 3) / 4 * (64 + 4 * (((k_l) * (k_p) + 15) / 16 * 16)) +                                  \
+              (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (k_l) + 16) +                            \
+     8 * (k_l) * (k_p) + (in_c))
 
 /** Depthwise convolution: any filter, stride, dilation, padding and depth multiplier. Weights
     [k_h * k_w][out_c]; bias: the layer's own (the plain C path skips padded taps); folded_bias:

@@ -6,12 +6,8 @@ scratch) and multiply raw int8 values. The DSP path's sweep over the output is c
 
 from __future__ import annotations
 
-import dataclasses
-import os
-
 import numpy as np
-from mcuforge.ir.expr import Call, Constant
-from mcuforge.ir.types import QuantParams, TensorType
+from mcuforge.ir.expr import Call
 
 from ...kernel import KernelCall
 from ...patterns import const, op, wildcard
@@ -20,20 +16,7 @@ from .common import Composite, Lowered
 from .requant import acc_bounds, with_rq
 
 
-def as_conv(call: Call) -> Call:
-    """A depthwise convolution of one input channel as the CONV_2D it is: its depth multiplier the
-    output channels, its weights [1, KH, KW, OC] as [OC, KH, KW, 1] (quantized along axis 0)."""
-    w = call.args[1]
-    data = np.ascontiguousarray(np.transpose(w.data, (3, 1, 2, 0)))
-    q = w.type.quant
-    wt = Constant(w.name, TensorType(data.shape, w.type.dtype, QuantParams(q.scale, q.zero_point, 0)), data)
-    attrs = {k: v for k, v in call.attrs.items() if k != "depth_multiplier"}
-    return dataclasses.replace(call, op="conv_2d", args=(call.args[0], wt, *call.args[2:]), attrs=attrs)
-
-
 def lower(call: Call) -> Lowered:
-    if call.args[0].type.shape[3] == 1 and os.environ.get("MCU_DW_AS_CONV"):  # measured, not chosen: see sweep()
-        return conv.lower(as_conv(call))
     w = call.args[1].data  # [1, KH, KW, OC]
     _, kh, kw, oc = w.shape
     params, consts = common.requant_params(call, oc)
@@ -57,19 +40,19 @@ ROWS, COLUMNS, PIXELS, ONE_INPUT = 0, 1, 2, 3
 
 def sweep(p: dict, fast: bool) -> int:
     """How the DSP path goes over the output. With one input channel, pixel by pixel as dot products
-    of tap pairs (every output channel reads the same taps). Pixel by pixel on small maps of 3x3 filters (depth
+    of tap pairs (every output channel reads the same taps; measured cheaper on the M4 than this
+    layer lowered as the convolution it is). Pixel by pixel on small maps of 3x3 filters (depth
     multiplier 1, no dilation, `fast`: the fast requantization proven and no clamp inside the int8
-    range; under 64 output pixels, where the line sweep's set-up per group of
-    channels and output line outweighs its faster blocks); else by lines: along the longer filter
-    axis when the filter is not square (K x 1 filters by columns), else columns when that costs
-    less, counting per output line a fixed cost (its line cache, about two pixels' work) and each
-    pixel past the line's last block of four at about 1.4 pixels (narrow maps)."""
+    range; under 64 output pixels, where the line sweep's set-up per group of channels and output
+    line outweighs its faster blocks). Else by lines: along the longer filter axis when the filter
+    is not square (K x 1 filters by columns), else columns when that costs less, counting per
+    output line a fixed cost (its line cache, about two pixels' work) and each pixel past the
+    line's last block of four at about 1.4 pixels (narrow maps)."""
     if p["in_c"] == 1:
         return ONE_INPUT
     if ((p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)
             and p["out_h"] * p["out_w"] < 64 and fast):
         return PIXELS
-
     if p["k_h"] != p["k_w"]:  # the longer filter axis along the lines: its taps at constant offsets
         return COLUMNS if p["k_h"] > p["k_w"] else ROWS
 
