@@ -307,10 +307,11 @@ CASES = {
     "dw3x3_c64_valid_noborder": lambda r: dwconv(r, (5, 6), 64, 1, (3, 3), padding="VALID"),
     "dw3x3_c3_1x1_input": lambda r: dwconv(r, (1, 1), 3, 1, (3, 3), act="RELU"),
     "dw3x3_c4_s1x2_nobias": lambda r: dwconv(r, (6, 9), 4, 1, (3, 3), stride=(1, 2), bias=False),
-    # depthwise 3x3 on tall maps (eight or more rows inside vertically): Helium's column path
-    "dw3x3_c5_tall_same": lambda r: dwconv(r, (13, 5), 5, 1, (3, 3)),
-    "dw3x3_c16_tall_s2_relu6": lambda r: dwconv(r, (20, 9), 16, 1, (3, 3), stride=(2, 2), act="RELU6"),
-    "dw3x3_c4_tall_dil2": lambda r: dwconv(r, (14, 6), 4, 1, (3, 3), dil=(2, 2)),
+    # depthwise 3x3 on tall maps (eight or more rows inside vertically, eight or more columns):
+    # Helium's column path
+    "dw3x3_c5_tall_same": lambda r: dwconv(r, (13, 8), 5, 1, (3, 3)),
+    "dw3x3_c16_tall_s2_relu6": lambda r: dwconv(r, (20, 15), 16, 1, (3, 3), stride=(2, 2), act="RELU6"),
+    "dw3x3_c4_tall_dil2": lambda r: dwconv(r, (14, 8), 4, 1, (3, 3), dil=(2, 2)),
     # general depthwise: other filters, dilation, depth multipliers
     "dw5x5_c16_same": lambda r: dwconv(r, (6, 6), 16, 1, (5, 5)),
     "dw3x3_c5_dil2_same": lambda r: dwconv(r, (9, 9), 5, 1, (3, 3), dil=(2, 2)),

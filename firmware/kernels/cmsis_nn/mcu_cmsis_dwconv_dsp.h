@@ -10,8 +10,9 @@
  * 2 * acc it starts from.
  *
  * Lines: the kernel sweeps the map along rows, or along columns when the planner says so (sweep
- * MCU_CMSIS_DW_SWEEP_COLUMNS, narrow maps: fewer, longer lines); a "line" below is a row of the input or output in the first
- * case, a column in the second, and the filter is read in the same orientation.
+ * MCU_CMSIS_DW_SWEEP_COLUMNS, narrow maps: fewer, longer lines); a "line" below is a row of the
+ * input or output in the first case, a column in the second, and the filter is read in the same
+ * orientation.
  *
  * Output channels go four at a time (a group); the group's input lines go through a small line
  * cache in scratch: a cached line holds, for every input position the windows span (padding
@@ -321,7 +322,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_lane_asm(const in
 #define MCU_CMSIS_DW_ASM_LINE_CASE(S)                                                                                \
     __asm__ volatile(MCU_CMSIS_DW_ASM_LINE_TAP(S)                                                                     \
                      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1),       \
-                       [b2] "+r"(b2), [b3] "+r"(b3), [x] "+r"(x), [w] "+r"(w), [n] "+r"(n), [wt] "=&r"(wt),             \
+                       [b2] "+r"(b2), [b3] "+r"(b3), [x] "+r"(x), [w] "+r"(w), [n] "+r"(n), [wt] "=&r"(wt),         \
                        [q0] "=&r"(q0)                                                                                 \
                      :                                                                                                \
                      : "cc", "memory")

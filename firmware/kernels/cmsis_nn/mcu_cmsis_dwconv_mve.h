@@ -15,12 +15,12 @@
  * the requantization is TFLM's, four lanes at once (mcu_cmsis_mve.h).
  *
  * Column path (3x3 filters, depth multiplier 1, the rows whose windows lie inside the input
- * vertically, when there are at least eight of them and the channels are few (up to 32) or the
- * rows many (16 or more), where it beats the pixel path): one channel at a time, four output
- * pixels of a column (consecutive rows) per vector: each tap is one gather load of the four input
- * bytes (VLDRB.S32 with a vector of row offsets) and one VMLA by the tap's weight as a scalar, so
- * the 32-bit lanes accumulate four pixels of the same channel and the requantization takes the
- * channel's multiplier and shift as scalars; a scatter store writes the four bytes. The input
+ * vertically, when there are many of them (16 or more), or at least eight on a map at least eight
+ * wide with few channels (up to 32), where it beats the pixel path): one channel at a time, four
+ * output pixels of a column (consecutive rows) per vector: each tap is one gather load of the four
+ * input bytes (VLDRB.S32 with a vector of row offsets) and one VMLA by the tap's weight as a
+ * scalar, so the 32-bit lanes accumulate four pixels of the same channel and the requantization
+ * takes the channel's multiplier and shift as scalars; a scatter store writes the four bytes. The input
  * offset is folded per column into the bias: a column at the left or right edge drops the taps
  * outside the input (their weight set to zero, their address moved inside). The other rows take
  * the pixel path.
@@ -109,10 +109,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_dw_mve_col3x3(const 
 
 /** Rows [oy0, oy0 + rows) (rows >= 1, their windows inside the input vertically) of a 3x3 filter:
     for each channel, the taps' weights and the folded bias once, then column by column (a column
-    at the left or right edge with its outside taps weighing zero). */
-static inline void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                            const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
-                                            const int32_t *shift, int32_t oy0, int32_t rows, int8_t *output)
+    at the left or right edge with its outside taps weighing zero). Not inlined: gcc allocates the
+    assembly's registers better in a function of its own. */
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_dw_conv_params *p,
+                                                               const int8_t *input, const int8_t *weights,
+                                                               const int32_t *bias, const int32_t *multiplier,
+                                                               const int32_t *shift, int32_t oy0, int32_t rows,
+                                                               int8_t *output)
 {
     const int32_t in_w = p->in_w, in_c = p->in_c, out_w = p->out_w, out_c = p->out_c;
     const int32_t dil_w = p->dil_w, sw = p->stride_w, pad_left = p->pad_left, input_offset = p->input_offset;
@@ -384,12 +387,12 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
             int8_t *out = output + (oy * out_w + ox) * out_c;
             int32_t c = 0;
             for (; c + 16 <= out_c; c += 16) {
-                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out, 16,
-                                          MULT4);
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out,
+                                          16, MULT4);
             }
             if (c + 8 <= out_c) {
-                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out, 8,
-                                          MULT4);
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out,
+                                          8, MULT4);
                 c += 8;
             }
             for (; c < out_c; c += 4) {
@@ -621,7 +624,8 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     int32_t oy1 = p->in_h - 1 - span + pad_top >= 0 ? (p->in_h - 1 - span + pad_top) / sh + 1 : 0;
     oy1 = oy1 < p->out_h ? oy1 : p->out_h;
     const int32_t rows = oy1 - oy0;
-    if (mult == 1 && p->k_h == 3 && p->k_w == 3 && rows >= 8 && (p->out_c <= 32 || rows >= 16)) {
+    const int many = rows >= 16 || (rows >= 8 && p->out_c <= 32 && p->out_w >= 8); /* where columns pay */
+    if (mult == 1 && p->k_h == 3 && p->k_w == 3 && many) {
         mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy0, oy1 - oy0, output);
         mcu_cmsis_dw_conv_params top = *p, bottom = *p; /* the other rows through the pixel path */
         top.out_h = oy0;
