@@ -1,6 +1,7 @@
 """Per-layer instructions and estimated cycles beside TFLite Micro + CMSIS-NN, by layer shape.
 
     python benchmarks/layers.py [--boards mps2-an386,mps3-an547] [--models NAME,...] [--mlperf] [--out FILE.md]
+    python benchmarks/layers.py --peer-md .../shared/peer/tflm-cmsis-nn-qemu.md   (peer_layers.json again)
 
 Runs `mcuforge bench --cycles` on each model and board (benchmarks/models/, made by
 gen_layer_models.py, and the Keras and multi-op fixtures mcuforge compiles; --mlperf adds KWS and
@@ -45,6 +46,26 @@ MODELS.update({name: ROOT / "tests" / "fixtures" / sub / f"{name}.tflite" for su
 MLPERF = {"kws": ROOT / "tests/fixtures/mlperf/kws_ref_model.tflite",
           "vww": ROOT / "tests/fixtures/mlperf/vww_96_int8.tflite"}
 OPS = {"conv_2d": "CONV_2D", "depthwise_conv_2d": "DEPTHWISE_CONV_2D", "fully_connected": "FULLY_CONNECTED"}
+
+
+def peer_from_md(path: Path) -> dict:
+    """peer_layers.json's content from the peer's report: the per-layer tables of its cmsis_nn
+    builds ("### MODEL / an386 / cmsis_nn" sections), the layers with MACs."""
+    boards = {"an386": "mps2-an386", "an547": "mps3-an547"}
+    layers, where = [], None
+    for line in path.read_text().splitlines():
+        if line.startswith("### "):
+            parts = [t.strip() for t in line[4:].split("(")[0].split("/")]
+            where = (parts[0], boards.get(parts[1])) if parts[2] == "cmsis_nn" and parts[1] in boards else None
+        elif where and line.startswith("| ") and line[2].isdigit():
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if cells[5].isdigit() and int(cells[5]) > 0:
+                layers.append({"model": where[0], "board": where[1], "index": int(cells[0]), "op": cells[1],
+                               "input": json.loads(cells[2]), "weights": json.loads(cells[3]),
+                               "output": json.loads(cells[4]), "macs": int(cells[5]),
+                               "instructions": int(cells[6])})
+    return {"source": "shared/peer/tflm-cmsis-nn-qemu.md (TFLM + CMSIS-NN on QEMU 7.2, -icount shift=0, per-layer "
+                      "tables of the cmsis_nn builds; measured 2026-11-22)", "layers": layers}
 
 
 def shape_of(peer: dict) -> dict:
@@ -129,7 +150,14 @@ def main() -> int:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--mlperf", action="store_true", help="add KWS and VWW")
     ap.add_argument("--out", default=str(HERE / "layers.md"))
+    ap.add_argument("--peer-md", help="rewrite peer_layers.json from the peer's report (tflm-cmsis-nn-qemu.md) and stop")
     args = ap.parse_args()
+    if args.peer_md:
+        peer = peer_from_md(Path(args.peer_md))
+        (HERE / "peer_layers.json").write_text(
+            "{\n  \"source\": " + json.dumps(peer["source"]) + ",\n  \"layers\": [\n"
+            + ",\n".join("    " + json.dumps(p) for p in peer["layers"]) + "\n  ]\n}\n")
+        return 0
     models = {n: MODELS[n] for n in args.models.split(",") if n}
     if args.mlperf:
         models.update(MLPERF)
