@@ -20,13 +20,13 @@ static void (*kws_profiler)(int layer) = NULL;
 
 /* Each kernel's scratch buffer covers what its header declares it needs. */
 _Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 240, "layer 0: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64, 64, 0, 0) <= 1180, "layer 1: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 1: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 2: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64, 64, 0, 0) <= 1180, "layer 3: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 3: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 4: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64, 64, 0, 0) <= 1180, "layer 5: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 5: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 6: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64, 64, 0, 0) <= 1180, "layer 7: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 7: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 8: scratch smaller than the kernel needs");
 
 static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 8000 };

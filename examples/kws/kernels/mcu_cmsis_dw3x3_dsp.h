@@ -15,7 +15,7 @@
  *
  * Scratch: the pad row (out_c bytes, rounded up to a word), then per group of four channels the
  * nine taps' weights as words (w[c], w[c + 2]) and (w[c + 1], w[c + 3]) (18 words per group):
- * MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES with `pixels` set.
+ * MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES.
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
 #define MCU_CMSIS_DW3X3_DSP_H

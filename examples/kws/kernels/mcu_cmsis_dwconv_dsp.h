@@ -32,7 +32,7 @@
  * Scratch (words): the pad line and one cached line per input line a window spans (2 words per
  * spanned position each), per lane pair the current output line's k cached-line offsets (`use`)
  * followed by its widened weights, then the cached lines' input line numbers:
- * MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES.
+ * MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES.
  */
 #ifndef MCU_CMSIS_DWCONV_DSP_H
 #define MCU_CMSIS_DWCONV_DSP_H

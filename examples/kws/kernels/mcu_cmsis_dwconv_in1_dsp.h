@@ -11,7 +11,7 @@
  * requantization the weights and folded bias are doubled (2 * acc, as mcu_cmsis_dwconv_dsp.h).
  *
  * Scratch (words): the pixel's tap pairs, per group of four channels their folded biases and paired
- * weights, the taps' offsets in a window: MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES with `one` set.
+ * weights, the taps' offsets in a window: MCU_CMSIS_DWCONV2D_S8_ONE_SCRATCH_BYTES.
  */
 #ifndef MCU_CMSIS_DWCONV_IN1_DSP_H
 #define MCU_CMSIS_DWCONV_IN1_DSP_H

@@ -182,9 +182,9 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_d
 
 #endif
 
-/** Helium pixel path: its scratch (MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES covers it): the k_h * k_w
-    taps' offsets in a window inside the input, a border pixel's offsets, then a pad row of the
-    input zero point (in_c bytes). */
+/** Helium pixel path: its scratch (every MCU_CMSIS_DWCONV2D_S8_*_SCRATCH_BYTES covers it): the
+    k_h * k_w taps' offsets in a window inside the input, a border pixel's offsets, then a pad row
+    of the input zero point (in_c bytes). */
 struct mcu_cmsis_dw_mve_scratch {
     int32_t *off; /* the taps' offsets from a window's first input byte */
     int32_t *rel; /* a border pixel's: to its taps inside, or to the pad row */

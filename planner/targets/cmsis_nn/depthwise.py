@@ -63,11 +63,16 @@ def sweep(p: dict, fast: bool) -> int:
 
 
 def scratch(p: dict) -> common.KernelSize:
-    """The kernel's scratch, from the header's macro, in the sweep's orientation."""
-    h, w = ("h", "w") if p["sweep"] != COLUMNS else ("w", "h")
-    return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_SCRATCH_BYTES", p[f"k_{h}"], p[f"k_{w}"], p[f"dil_{h}"],
-                               p[f"out_{w}"], p[f"stride_{w}"], p[f"dil_{w}"], p["out_c"], p["in_c"],
-                               int(p["sweep"] == PIXELS), int(p["sweep"] == ONE_INPUT))
+    """The kernel's scratch, from the header's macro for the sweep (lines in their orientation)."""
+    if p["sweep"] == PIXELS:
+        return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_c"],
+                                   p["in_c"])
+    if p["sweep"] == ONE_INPUT:
+        return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_ONE_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_w"],
+                                   p["stride_w"], p["dil_w"], p["out_c"])
+    h, w = ("h", "w") if p["sweep"] == ROWS else ("w", "h")
+    return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES", p[f"k_{h}"], p[f"k_{w}"], p[f"dil_{h}"],
+                               p[f"out_{w}"], p[f"stride_{w}"], p[f"dil_{w}"], p["in_c"])
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
