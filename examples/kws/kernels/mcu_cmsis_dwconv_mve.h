@@ -229,11 +229,14 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
     }
     const int8_t *w = weights + c;
 #if !defined(__NO_INLINE__)
-    if (N == 16 && !MULT4) { /* the taps in assembly: widening loads at constant offsets, no spills */
+    if (N >= 8 && !MULT4) { /* the taps in assembly: widening loads at constant offsets, no spills */
         const int32_t *tp = off;
         const int8_t *x;
         const uintptr_t bc = base + (uintptr_t)c;
         int32x4_t t0, t1;
+        if (N == 8) {
+            a[2] = a[3] = vdupq_n_s32(0); /* not used */
+        }
         __asm__ volatile("wls lr, %[n], 2f\n"
                          "1:\n\t"
                          "ldr %[x], [%[tp]], #4\n\t"
@@ -245,6 +248,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
                          "vadd.i32 %q[a0], %q[a0], %q[t0]\n\t"
                          "vldrb.s32 %q[t0], [%[w], #4]\n\t"
                          "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         ".if %c[nn] == 16\n\t"
                          "vldrb.s32 %q[t1], [%[x], #8]\n\t"
                          "vadd.i32 %q[a1], %q[a1], %q[t0]\n\t"
                          "vldrb.s32 %q[t0], [%[w], #8]\n\t"
@@ -255,39 +259,17 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
                          "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
                          "add %[w], %[w], %[oc]\n\t"
                          "vadd.i32 %q[a3], %q[a3], %q[t0]\n\t"
+                         ".else\n\t"
+                         "add %[w], %[w], %[oc]\n\t"
+                         "vadd.i32 %q[a1], %q[a1], %q[t0]\n\t"
+                         ".endif\n\t"
                          "le lr, 1b\n"
                          "2:"
                          : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [a2] "+w"(a[2]), [a3] "+w"(a[3]), [t0] "=&w"(t0),
                            [t1] "=&w"(t1), [x] "=&l"(x), [tp] "+r"(tp), [w] "+l"(w)
-                         : [n] "r"(taps), [c] "r"(bc), [oc] "r"(out_c)
+                         : [n] "r"(taps), [c] "r"(bc), [oc] "r"(out_c), [nn] "i"(N)
                          : "lr", "memory");
         taps = 0; /* done */
-    }
-    if (N == 8 && !MULT4) { /* the same, two vectors */
-        const int32_t *tp = off;
-        const int8_t *x;
-        const uintptr_t bc = base + (uintptr_t)c;
-        int32x4_t t0, t1;
-        __asm__ volatile("wls lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "ldr %[x], [%[tp]], #4\n\t"
-                         "add %[x], %[x], %[c]\n\t"
-                         "vldrb.s32 %q[t0], [%[x]]\n\t"
-                         "vldrb.s32 %q[t1], [%[w]]\n\t"
-                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
-                         "vldrb.s32 %q[t1], [%[x], #4]\n\t"
-                         "vadd.i32 %q[a0], %q[a0], %q[t0]\n\t"
-                         "vldrb.s32 %q[t0], [%[w], #4]\n\t"
-                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
-                         "add %[w], %[w], %[oc]\n\t"
-                         "vadd.i32 %q[a1], %q[a1], %q[t0]\n\t"
-                         "le lr, 1b\n"
-                         "2:"
-                         : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [t0] "=&w"(t0), [t1] "=&w"(t1), [x] "=&l"(x),
-                           [tp] "+r"(tp), [w] "+l"(w)
-                         : [n] "r"(taps), [c] "r"(bc), [oc] "r"(out_c)
-                         : "lr", "memory");
-        taps = 0;
     }
     if (N >= 8 && MULT4 && p->in_c == 1) { /* one input channel: one byte per tap for every lane */
         const int32_t *tp = off;
