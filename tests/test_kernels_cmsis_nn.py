@@ -335,7 +335,7 @@ CASES = {
     "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
     "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
     # one input channel (DSP: dot products of tap pairs; Helium: dot products of the taps copied into
-    # a band, gathered with dilation; over 48 taps a byte broadcast per tap)
+    # a band, gathered with dilation; over 48 taps the pixel path, a byte broadcast per tap)
     "dw3x3_c1_mult8_s2": lambda r: dwconv(r, (17, 16), 1, 8, (3, 3), stride=(2, 2)),
     "dw10x4_c1_mult8_s2_kws": lambda r: dwconv(r, (25, 10), 1, 8, (10, 4), stride=(2, 2)),
     "dw3x3_c1_mult6": lambda r: dwconv(r, (7, 9), 1, 6, (3, 3)),

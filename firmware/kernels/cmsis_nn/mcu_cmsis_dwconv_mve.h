@@ -271,49 +271,6 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
                          : "lr", "memory");
         taps = 0; /* done */
     }
-    if (N >= 8 && MULT4 && p->in_c == 1) { /* one input channel: one byte per tap for every lane */
-        const int32_t *tp = off;
-        int32_t o, xs;
-        int32x4_t t0;
-        if (N == 8) {
-            __asm__ volatile("wls lr, %[n], 2f\n"
-                             "1:\n\t"
-                             "ldr %[o], [%[tp]], #4\n\t"
-                             "vldrb.s32 %q[t0], [%[w]]\n\t"
-                             "ldrsb %[xs], [%[b], %[o]]\n\t"
-                             "vmla.s32 %q[a0], %q[t0], %[xs]\n\t"
-                             "vldrb.s32 %q[t0], [%[w], #4]\n\t"
-                             "add %[w], %[w], %[oc]\n\t"
-                             "vmla.s32 %q[a1], %q[t0], %[xs]\n\t"
-                             "le lr, 1b\n"
-                             "2:"
-                             : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [t0] "=&w"(t0), [o] "=&r"(o), [xs] "=&r"(xs),
-                               [tp] "+r"(tp), [w] "+l"(w)
-                             : [n] "r"(taps), [oc] "r"(out_c), [b] "r"(base)
-                             : "lr", "memory");
-        } else {
-            __asm__ volatile("wls lr, %[n], 2f\n"
-                             "1:\n\t"
-                             "ldr %[o], [%[tp]], #4\n\t"
-                             "vldrb.s32 %q[t0], [%[w]]\n\t"
-                             "ldrsb %[xs], [%[b], %[o]]\n\t"
-                             "vmla.s32 %q[a0], %q[t0], %[xs]\n\t"
-                             "vldrb.s32 %q[t0], [%[w], #4]\n\t"
-                             "vmla.s32 %q[a1], %q[t0], %[xs]\n\t"
-                             "vldrb.s32 %q[t0], [%[w], #8]\n\t"
-                             "vmla.s32 %q[a2], %q[t0], %[xs]\n\t"
-                             "vldrb.s32 %q[t0], [%[w], #12]\n\t"
-                             "add %[w], %[w], %[oc]\n\t"
-                             "vmla.s32 %q[a3], %q[t0], %[xs]\n\t"
-                             "le lr, 1b\n"
-                             "2:"
-                             : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [a2] "+w"(a[2]), [a3] "+w"(a[3]), [t0] "=&w"(t0),
-                               [o] "=&r"(o), [xs] "=&r"(xs), [tp] "+r"(tp), [w] "+l"(w)
-                             : [n] "r"(taps), [oc] "r"(out_c), [b] "r"(base)
-                             : "lr", "memory");
-        }
-        taps = 0; /* done */
-    }
 #endif
     for (int32_t t = 0; t < taps; t++, w += out_c) {
         const int8_t *x = (const int8_t *)(base + (uintptr_t)off[t]);
