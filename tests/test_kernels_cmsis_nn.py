@@ -307,16 +307,47 @@ CASES = {
     "dw3x3_c64_valid_noborder": lambda r: dwconv(r, (5, 6), 64, 1, (3, 3), padding="VALID"),
     "dw3x3_c3_1x1_input": lambda r: dwconv(r, (1, 1), 3, 1, (3, 3), act="RELU"),
     "dw3x3_c4_s1x2_nobias": lambda r: dwconv(r, (6, 9), 4, 1, (3, 3), stride=(1, 2), bias=False),
-    # depthwise 3x3 on tall maps (eight or more rows inside vertically): Helium's column path
-    "dw3x3_c5_tall_same": lambda r: dwconv(r, (13, 5), 5, 1, (3, 3)),
-    "dw3x3_c16_tall_s2_relu6": lambda r: dwconv(r, (20, 9), 16, 1, (3, 3), stride=(2, 2), act="RELU6"),
-    "dw3x3_c4_tall_dil2": lambda r: dwconv(r, (14, 6), 4, 1, (3, 3), dil=(2, 2)),
+    # depthwise 3x3 on tall maps (eight or more rows inside vertically, eight or more columns):
+    # Helium's column path
+    "dw3x3_c5_tall_same": lambda r: dwconv(r, (13, 8), 5, 1, (3, 3)),
+    "dw3x3_c16_tall_s2_relu6": lambda r: dwconv(r, (20, 15), 16, 1, (3, 3), stride=(2, 2), act="RELU6"),
+    "dw3x3_c4_tall_dil2": lambda r: dwconv(r, (14, 8), 4, 1, (3, 3), dil=(2, 2)),
     # general depthwise: other filters, dilation, depth multipliers
     "dw5x5_c16_same": lambda r: dwconv(r, (6, 6), 16, 1, (5, 5)),
     "dw3x3_c5_dil2_same": lambda r: dwconv(r, (9, 9), 5, 1, (3, 3), dil=(2, 2)),
     "dw3x3_c3_mult3_s2_same": lambda r: dwconv(r, (9, 9), 3, 3, (3, 3), stride=(2, 2)),
     "dw3x2_c4_mult2_valid": lambda r: dwconv(r, (6, 7), 4, 2, (3, 2), padding="VALID", act="RELU_N1_TO_1"),
     "dw1x1_c1_mult8": lambda r: dwconv(r, (4, 4), 1, 8, (1, 1)),
+    # depthwise line sweeps (DSP): rows / columns, 3x3 stride 1 and 2 (assembly), blocks of four with
+    # one pixel left or an overlapping last block, partial groups, other filters along the lines
+    "dw3x3_c16_rows_s1": lambda r: dwconv(r, (10, 12), 16, 1, (3, 3)),
+    "dw3x3_c8_rows_s1_rest2": lambda r: dwconv(r, (9, 14), 8, 1, (3, 3)),
+    "dw3x3_c8_rows_s1_rest1": lambda r: dwconv(r, (9, 13), 8, 1, (3, 3)),
+    "dw3x3_c8_columns_s1_rest2": lambda r: dwconv(r, (14, 9), 8, 1, (3, 3)),
+    "dw3x3_c12_rows_s2": lambda r: dwconv(r, (17, 18), 12, 1, (3, 3), stride=(2, 2)),
+    "dw3x3_c8_columns_narrow": lambda r: dwconv(r, (25, 5), 8, 1, (3, 3)),
+    "dw3x3_c6_rows_partial_group": lambda r: dwconv(r, (9, 9), 6, 1, (3, 3)),
+    "dw3x3_c8_rows_relu6": lambda r: dwconv(r, (9, 9), 8, 1, (3, 3), act="RELU6"),
+    "dw5x5_c8_s2_lines": lambda r: dwconv(r, (16, 18), 8, 1, (5, 5), stride=(2, 2)),
+    "dw9x1_c16_temporal": lambda r: dwconv(r, (40, 1), 16, 1, (9, 1)),
+    "dw9x1_c8_temporal_s2": lambda r: dwconv(r, (33, 1), 8, 1, (9, 1), stride=(2, 2)),
+    "dw1x5_c8_wide": lambda r: dwconv(r, (8, 20), 8, 1, (1, 5)),
+    "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
+    "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
+    # one input channel (DSP: dot products of tap pairs; Helium: dot products of the taps copied into
+    # a band, gathered with dilation; over 48 taps the pixel path, a byte broadcast per tap)
+    "dw3x3_c1_mult8_s2": lambda r: dwconv(r, (17, 16), 1, 8, (3, 3), stride=(2, 2)),
+    "dw10x4_c1_mult8_s2_kws": lambda r: dwconv(r, (25, 10), 1, 8, (10, 4), stride=(2, 2)),
+    "dw3x3_c1_mult6": lambda r: dwconv(r, (7, 9), 1, 6, (3, 3)),
+    "dw3x3_c1_mult16_valid": lambda r: dwconv(r, (9, 8), 1, 16, (3, 3), padding="VALID"),
+    "dw3x3_c1_mult4_dil2": lambda r: dwconv(r, (11, 12), 1, 4, (3, 3), dil=(2, 2)),
+    "dw5x5_c1_mult3_s1x2_wide": lambda r: dwconv(r, (9, 37), 1, 3, (5, 5), stride=(1, 2), act="RELU6"),
+    "dw7x7_c1_mult4_over48": lambda r: dwconv(r, (10, 9), 1, 4, (7, 7)),
+    "dw3x3_c4_mult4": lambda r: dwconv(r, (9, 9), 4, 4, (3, 3)),
+    # small maps pixel by pixel (DSP), with a partial group; Helium's column path on many rows
+    "dw3x3_c18_pixels": lambda r: dwconv(r, (6, 6), 18, 1, (3, 3)),
+    "dw3x3_c40_tall_columns": lambda r: dwconv(r, (20, 6), 40, 1, (3, 3)),
+    "dw3x3_c24_s2_pixels": lambda r: dwconv(r, (5, 7), 24, 1, (3, 3), stride=(2, 2)),
     # fully connected
     "fc_1x32x16": lambda r: fc(r, 1, 32, 16),
     "fc_1x37x13_relu": lambda r: fc(r, 1, 37, 13, act="RELU"),
@@ -415,9 +446,8 @@ SIGNATURES = {
     "mcu_cmsis_conv2d_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), "int16_t"),
     "mcu_cmsis_conv2d_1x1_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
                                 "int16_t"),
-    "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
-    "mcu_cmsis_dwconv2d_3x3_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
-                                  "int16_t"),
+    "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params",
+                              ("weights", "bias", "folded_bias", "multiplier", "shift", "rq"), "int32_t"),
     "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
     "mcu_cmsis_avg_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_max_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
@@ -501,7 +531,8 @@ def harness_source(io: str = HOST_IO) -> str:
     for sym, (st, roles, scratch) in SIGNATURES.items():
         n_in = 2 if sym in BINARY else 1
         args = [f"(const int8_t *)b[{i}]" for i in range(n_in)]
-        casts = {"weights": "const int8_t *", "bias": "const int32_t *", "multiplier": "const int32_t *",
+        casts = {"weights": "const int8_t *", "bias": "const int32_t *", "folded_bias": "const int32_t *",
+                 "multiplier": "const int32_t *",
                  "shift": "const int32_t *", "table": "const int32_t *"}
         args += [f"({casts[r]})b[{n_in + i}]" if r != "rq" else f"(bn[{n_in + i}] ? (const int32_t *)b[{n_in + i}] : NULL)"
                  for i, r in enumerate(roles)]
@@ -728,9 +759,11 @@ def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
 
 def test_lowering_picks_the_kernel_variants():
     """1x1 convolutions skip im2col (scratch: two int16 input pixels); others get two int16 im2col columns; weights keep
-    their natural layout; 3x3 depthwise with multiplier 1 takes the fast path (scratch: a pad row
-    and widened weights), the general depthwise none; depthwise kernels keep the layer's bias,
-    the others fold it."""
+    their natural layout; depthwise layers take one kernel whose scratch is the DSP path's (plus the Helium path's
+    tap pointers and pad row): on small 3x3 maps (pixel
+    by pixel) a pad row and widened weights, else a line cache (a pad line and a line per input line a window spans,
+    of two words per spanned input position, the widened weights and a few words of bookkeeping), along columns on
+    narrow maps; they keep the layer's bias, the others fold it."""
     rng = np.random.default_rng(0)
     _, k = lowered(conv(rng, (5, 5), 8, 4, (1, 1), stride=(2, 2)))
     assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 2 * 2 * 8
@@ -742,11 +775,19 @@ def test_lowering_picks_the_kernel_variants():
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
-    _, k = lowered(call)
-    assert k.function == "mcu_cmsis_dwconv2d_3x3_s8" and k.scratch_bytes == 8 + 72 * 2
+    _, k = lowered(call)  # a small map goes pixel by pixel: a pad row and 72 bytes per group of four channels
+    helium = 8 * 9 + 8  # and in any case the Helium path's nine tap pointers and offsets, its pad row of in_c bytes
+    assert k.function == "mcu_cmsis_dwconv2d_s8" and k.params["sweep"] == 2 and k.scratch_bytes == 8 + 72 * 2 + helium
     assert np.array_equal(k.constants["bias"], call.args[2].data)
     _, k = lowered(dwconv(rng, (6, 6), 4, 2, (3, 3), dil=(1, 2)))
-    assert k.function == "mcu_cmsis_dwconv2d_s8" and k.scratch_bytes == 0
+    span, helium = 5 + 2 * 2 + 1, 8 * 9 + 4  # other layers go line by line; dilation 2 across
+    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * 4 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
+    _, k = lowered(dwconv(rng, (9, 8), 4, 1, (3, 3), dil=(2, 1)))
+    rows, span = 5, 7 + 2 + 1  # dilation 2 down: the cache holds the five input rows a window spans
+    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * (rows + 1) + 8 * 9 + 8 * 3 + 72 + 4 * rows + helium
+    _, k = lowered(dwconv(rng, (25, 5), 4, 1, (3, 3)))
+    span = 24 + 2 + 1  # a narrow map is swept by columns: the cache holds columns
+    assert k.params["sweep"] == 1 and k.scratch_bytes == 8 * span * 4 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
 
 
 def test_fast_requant_proof_per_layer():

@@ -1,5 +1,10 @@
 /*
- * DSP path of mcu_cmsis_dwconv2d_3x3_s8 (depth multiplier 1, no dilation, any stride and padding).
+ * DSP path of mcu_cmsis_dwconv2d_s8 for small maps (sweep MCU_CMSIS_DW_SWEEP_PIXELS: 3x3 filters,
+ * depth multiplier 1, no dilation, any stride and padding, the fast requantization proven and the
+ * clamp the whole int8 range: the planner's conditions): pixel by pixel, every channel of a
+ * pixel before the next, so its set-up is paid once for all channels (the line sweep of
+ * mcu_cmsis_dwconv_dsp.h pays per group of four channels and output line, too much on a few
+ * pixels).
  *
  * TFLM's acc = bias + sum over the taps inside the input of (x + input_offset) * w. Every output
  * pixel gets nine tap pointers; a padded tap points at a row of the input zero point in scratch,
@@ -9,7 +14,8 @@
  * call in scratch, four SMLABB / SMLATT.
  *
  * Scratch: the pad row (out_c bytes, rounded up to a word), then per group of four channels the
- * nine taps' weights as words (w[c], w[c + 2]) and (w[c + 1], w[c + 3]) (18 words per group).
+ * nine taps' weights as words (w[c], w[c + 2]) and (w[c + 1], w[c + 3]) (18 words per group):
+ * MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES.
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
 #define MCU_CMSIS_DW3X3_DSP_H
@@ -119,19 +125,10 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_fast(const mcu_cmsis
     mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out, 1);
 }
 
-__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_other(const mcu_cmsis_dw_conv_params *p,
-                                                                  const int8_t *input, const int8_t *pad,
-                                                                  const int32_t *wq, const int8_t *weights,
-                                                                  const int32_t *bias, const int32_t *multiplier,
-                                                                  const int32_t *shift, const int32_t *rq, int32_t iy,
-                                                                  int32_t ix, int8_t *out)
-{
-    mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out, 0);
-}
-
+/** Every output pixel; rq given, the clamp the whole int8 range. */
 static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                                        const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                       const int32_t *rq, int16_t *scratch, int8_t *output)
+                                       const int32_t *rq, int32_t *scratch, int8_t *output)
 {
     const int32_t ch = p->out_c, out_h = p->out_h, out_w = p->out_w;
     int8_t *const pad = (int8_t *)scratch;
@@ -146,17 +143,12 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
             wq[18 * g + 2 * t + 1] = mcu_sxtb16_ror8(word);
         }
     }
-    const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int32_t iy = oy * p->stride_h - p->pad_top;
         for (int32_t ox = 0; ox < out_w; ox++) {
             const int32_t ix = ox * p->stride_w - p->pad_left;
-            int8_t *const out = output + (oy * out_w + ox) * ch;
-            if (fast) {
-                mcu_cmsis_dw3x3_pixel_fast(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out);
-            } else {
-                mcu_cmsis_dw3x3_pixel_other(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out);
-            }
+            mcu_cmsis_dw3x3_pixel_fast(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix,
+                                       output + (oy * out_w + ox) * ch);
         }
     }
 }

@@ -8,7 +8,8 @@
  *   - multiplier/shift: per output channel, TFLM's QuantizeMultiplier of in * w / out scales;
  *   - bias: for convolutions and fully connected layers, folded with the input zero point,
  *     bias' = bias + input_offset * sum(w), so the inner loops multiply raw int8 values (an im2col
- *     padded tap reads the zero point and adds nothing); depthwise kernels take the layer's bias;
+ *     padded tap reads the zero point and adds nothing); depthwise kernels take the layer's bias
+ *     (their plain C path skips padded taps) and the folded one (their SIMD paths);
  *   - weights: natural layouts (OHWI rows, [k_h * k_w][out_c] depthwise taps, [units][depth]);
  *     any SIMD-friendly ordering is built in scratch by the kernel itself, so the same generated
  *     C serves every core.
@@ -38,11 +39,20 @@ typedef struct {
     int32_t input_offset, output_offset, act_min, act_max;
 } mcu_cmsis_conv_params;
 
+/** How the DSP path of mcu_cmsis_dwconv2d_s8 goes over the output (the planner's choice by shape;
+    the output is the same either way): row by row, column by column (narrow maps), pixel by pixel
+    (small maps; 3x3 filters, depth multiplier 1, no dilation), or pixel by pixel as dot products of
+    tap pairs (one input channel). */
+#define MCU_CMSIS_DW_SWEEP_ROWS 0
+#define MCU_CMSIS_DW_SWEEP_COLUMNS 1
+#define MCU_CMSIS_DW_SWEEP_PIXELS 2
+#define MCU_CMSIS_DW_SWEEP_ONE_INPUT 3
+
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
-    reads input channel c / depth_multiplier. */
+    reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
-    int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier;
+    int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier, sweep;
     int32_t input_offset, output_offset, act_min, act_max;
 } mcu_cmsis_dw_conv_params;
 
@@ -104,23 +114,42 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
                              const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                              int16_t *scratch, int8_t *output);
 
+/** Columns of input the windows of one output row span: (out_w - 1) * stride_w + (k_w - 1) * dil_w + 1. */
+#define MCU_CMSIS_DW_SPAN(out_w, stride_w, k_w, dil_w) (((out_w) - 1) * (stride_w) + ((k_w) - 1) * (dil_w) + 1)
+
+/** Scratch bytes of mcu_cmsis_dwconv2d_s8 by its sweep (one macro each), every one with room for
+    the Helium path's tap pointers and offsets and its pad row (2 * k_l * k_p words and in_c bytes,
+    mcu_cmsis_dwconv_mve.h). Sweeping lines (rows, or columns with every argument the other
+    axis's): the DSP path's line cache (a pad line and one line per input line a window spans,
+    MCU_CMSIS_DW_SPAN(1, 1, k_l, dil_l), of two words per input position of
+    MCU_CMSIS_DW_SPAN(out_pos, stride_p, k_p, dil_p)), its widened weights (2 * k_l * k_p words)
+    and bookkeeping (2 * (k_l + 9) words and a word per cached line), mcu_cmsis_dwconv_dsp.h. */
+#define MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(k_l, k_p, dil_l, out_pos, stride_p, dil_p, in_c)                   \
+    (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 2) +                   \
+     8 * (k_l) * (k_p) + 8 * (k_l) + 72 + 4 * (((k_l) - 1) * (dil_l) + 1) + 8 * (k_l) * (k_p) + (in_c))
+
+/** Sweeping pixels (small 3x3 maps): a pad row of `channels` bytes in whole words and 72 bytes of
+    widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. */
+#define MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(k_h, k_w, channels, in_c)                                          \
+    (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4) + 8 * (k_h) * (k_w) + (in_c))
+
+/** One input channel: a word per pair of taps and one more, and as many per output channel
+    (rounded up to four), mcu_cmsis_dwconv_in1_dsp.h; the Helium path's 64 bytes and the taps
+    rounded up to sixteen bytes per group of four channels and its band (k_h bytes per input
+    column, MCU_CMSIS_DW_SPAN(out_w, stride_w, k_w, dil_w), sixteen more), mcu_cmsis_dwconv_mve.h. */
+#define MCU_CMSIS_DWCONV2D_S8_ONE_SCRATCH_BYTES(k_h, k_w, out_w, stride_w, dil_w, channels)                         \
+    (4 * (((k_h) * (k_w) + 1) / 2 + 1) * (1 + ((channels) + 3) / 4 * 4) +                                            \
+     ((channels) + 3) / 4 * (64 + 4 * (((k_h) * (k_w) + 15) / 16 * 16)) +                                              \
+     (((out_w) - 1) * (stride_w) + ((k_w) - 1) * (dil_w) + 1) * (k_h) + 16 + 8 * (k_h) * (k_w) + 1)
+
 /** Depthwise convolution: any filter, stride, dilation, padding and depth multiplier. Weights
-    [k_h * k_w][out_c]; bias: the layer's own (not folded: padded taps are skipped, not read). */
+    [k_h * k_w][out_c]; bias: the layer's own (the plain C path skips padded taps); folded_bias:
+    bias + input_offset * sum(w) per channel (the SIMD paths read padded taps as the zero point).
+    Scratch: the bytes of the macro above for p->sweep (sweeping columns, the height's and width's
+    arguments swapped), word aligned. */
 void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
-                           int8_t *output);
-
-/** Scratch bytes of mcu_cmsis_dwconv2d_3x3_s8: the DSP path's pad row of the input zero point
-    (whole words) and its weights widened to int16, 72 bytes per group of four channels
-    (mcu_cmsis_dw3x3_dsp.h). */
-#define MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(channels) ((((channels) + 3) / 4) * 4 + 72 * ((channels) / 4))
-
-/** Depthwise 3x3 convolution, depth multiplier 1, no dilation, any stride and padding, the nine
-    taps unrolled. Weights [9][out_c]; bias not folded. Scratch:
-    MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(out_c) bytes, word aligned. */
-void mcu_cmsis_dwconv2d_3x3_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                               const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                               const int32_t *rq, int16_t *scratch, int8_t *output);
+                           const int32_t *bias, const int32_t *folded_bias, const int32_t *multiplier,
+                           const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output);
 
 /** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]). */
 void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,

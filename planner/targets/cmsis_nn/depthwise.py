@@ -1,8 +1,8 @@
-"""DEPTHWISE_CONV_2D on cmsis-nn: mcu_cmsis_dwconv2d_3x3_s8 (3x3, depth multiplier 1, no dilation:
-the usual MobileNet / DS-CNN layer) and mcu_cmsis_dwconv2d_s8 (the rest). Weights as [KH*KW][OC]
-taps; the layer's bias is kept (not folded) and the kernels compute TFLM's (x + input_offset) * w:
-their DSP path adds the offset for free (SXTAB16) and border pixels skip padded taps without a padded
-copy of the window in RAM."""
+"""DEPTHWISE_CONV_2D on cmsis-nn: mcu_cmsis_dwconv2d_s8, any filter, stride, dilation, padding and
+depth multiplier. Weights as [KH*KW][OC] taps; the layer's bias for the plain C path (TFLM's
+(x + input_offset) * w, padded taps skipped) and the bias folded with the input zero point for the
+DSP and Helium paths, which read padded taps as the zero point (from a line cache or a pad row in
+scratch) and multiply raw int8 values. The DSP path's sweep over the output is chosen here by shape."""
 
 from __future__ import annotations
 
@@ -16,14 +16,6 @@ from .common import Composite, Lowered
 from .requant import acc_bounds, with_rq
 
 
-def uses_3x3(call: Call) -> bool:
-    """3x3 filters, depth multiplier 1, no dilation: the fast path (any stride and padding, border
-    pixels take the general tap loop)."""
-    _, kh, kw, oc = call.args[1].type.shape
-    in_c = call.args[0].type.shape[3]
-    return (kh, kw) == (3, 3) and oc == in_c and tuple(call.attrs.get("dilation", (1, 1))) == (1, 1)
-
-
 def lower(call: Call) -> Lowered:
     w = call.args[1].data  # [1, KH, KW, OC]
     _, kh, kw, oc = w.shape
@@ -31,25 +23,68 @@ def lower(call: Call) -> Lowered:
     params.update(common.geometry(call, kh, kw))
     params["depth_multiplier"] = oc // params["in_c"]
     bias = call.args[2].data.reshape(oc) if len(call.args) > 2 else np.zeros(oc)
-    consts["bias"] = bias.astype(np.int32)  # not folded: border pixels skip their padded taps
+    consts["bias"] = bias.astype(np.int32)  # the plain C path skips padded taps
     consts["weights"] = w.reshape(kh * kw, oc).astype(np.int8)
+    # the SIMD paths read padded taps as the zero point, whose x * w the fold cancels
+    consts["folded_bias"] = common.folded_bias(call, consts["weights"].astype(np.int64).sum(axis=0),
+                                               params["input_offset"])
     off = params["input_offset"]
     with_rq(consts, params, *acc_bounds(consts["bias"], consts["weights"].T, off - 128, off + 127))
-    if uses_3x3(call):
-        return Lowered("mcu_cmsis_dwconv2d_3x3_s8", params, consts, model,
-                       common.scratch_size("MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES", oc))
-    return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model)
+    params["sweep"] = sweep(params, "rq" in consts and (params["act_min"], params["act_max"]) == (-128, 127))
+    return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params))
+
+
+# The DSP path's sweeps over the output (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h).
+ROWS, COLUMNS, PIXELS, ONE_INPUT = 0, 1, 2, 3
+
+
+def sweep(p: dict, fast: bool) -> int:
+    """How the DSP path goes over the output. With one input channel, pixel by pixel as dot products
+    of tap pairs (every output channel reads the same taps; measured cheaper on the M4 than this
+    layer lowered as the convolution it is). Pixel by pixel on small maps of 3x3 filters (depth
+    multiplier 1, no dilation, `fast`: the fast requantization proven and no clamp inside the int8
+    range; under 64 output pixels, where the line sweep's set-up per group of channels and output
+    line outweighs its faster blocks). Else by lines: along the longer filter axis when the filter
+    is not square (K x 1 filters by columns), else columns when that costs less, counting per
+    output line a fixed cost (its line cache, about two pixels' work) and each pixel past the
+    line's last block of four at about 1.4 pixels (narrow maps)."""
+    if p["in_c"] == 1:
+        return ONE_INPUT
+    if ((p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)
+            and p["out_h"] * p["out_w"] < 64 and fast):
+        return PIXELS
+    if p["k_h"] != p["k_w"]:  # the longer filter axis along the lines: its taps at constant offsets
+        return COLUMNS if p["k_h"] > p["k_w"] else ROWS
+
+    def cost(lines: int, pos: int) -> float:
+        return lines * (2 + pos // 4 * 4 + pos % 4 * 1.4)
+
+    return COLUMNS if cost(p["out_w"], p["out_h"]) < cost(p["out_h"], p["out_w"]) else ROWS
+
+
+def scratch(p: dict) -> common.KernelSize:
+    """The kernel's scratch, from the header's macro for the sweep (lines in their orientation)."""
+    if p["sweep"] == PIXELS:
+        return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_c"],
+                                   p["in_c"])
+    if p["sweep"] == ONE_INPUT:
+        return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_ONE_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_w"],
+                                   p["stride_w"], p["dil_w"], p["out_c"])
+    h, w = ("h", "w") if p["sweep"] == ROWS else ("w", "h")
+    return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES", p[f"k_{h}"], p[f"k_{w}"], p[f"dil_{h}"],
+                               p[f"out_{w}"], p[f"stride_{w}"], p[f"dil_{w}"], p["in_c"])
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
-    """TFLM's form: bias + sum over the taps inside the input of (x + input_offset) * w (padded
-    taps, filled with the zero point here, add 0)."""
+    """The SIMD paths' form: folded_bias + sum over every tap of x * w, padded taps reading the
+    zero point (TFLM's bias + sum over the taps inside the input of (x + input_offset) * w, which
+    the plain C path computes, is the same integer; the bias is checked against it there)."""
     p, k = kc.params, kc.constants
     oc = p["out_c"]
-    cols = common.padded_windows(args[0], p, fill=-p["input_offset"]) + p["input_offset"]
+    cols = common.padded_windows(args[0], p, fill=-p["input_offset"])
     cols = cols[..., np.arange(oc) // p["depth_multiplier"]]
     taps = k["weights"].reshape(p["k_h"], p["k_w"], oc).astype(np.int64)
-    acc = (cols * taps).sum(axis=(3, 4)) + k["bias"]
+    acc = (cols * taps).sum(axis=(3, 4)) + k["folded_bias"]
     return common.requantize(acc, kc)
 
 

@@ -1,0 +1,676 @@
+/*
+ * DSP path of mcu_cmsis_dwconv2d_s8 (Armv7E-M / Armv8-M DSP, without Helium): any filter, stride,
+ * dilation, padding and depth multiplier.
+ *
+ * TFLM's acc = bias + sum over the taps inside the input of (x + input_offset) * w is computed as
+ * folded_bias + sum over all taps of x * w (folded_bias = bias + input_offset * sum(w), offline),
+ * every tap outside the input reading the input zero point (-input_offset), whose x * w the fold
+ * cancels: the same integer (mod 2^32, where the sums wrap like TFLM's). With the fast
+ * requantization (rq) the weights and folded bias are doubled, so the accumulators hold the
+ * 2 * acc it starts from.
+ *
+ * Lines: the kernel sweeps the map along rows, or along columns when the planner says so (sweep
+ * MCU_CMSIS_DW_SWEEP_COLUMNS, narrow maps: fewer, longer lines); a "line" below is a row of the
+ * input or output in the first case, a column in the second, and the filter is read in the same
+ * orientation.
+ *
+ * Output channels go four at a time (a group); the group's input lines go through a small line
+ * cache in scratch: a cached line holds, for every input position the windows span (padding
+ * included, as the zero point), the group's four input values sign-extended into two words,
+ * channels (0, 2) and (1, 3) as int16 pairs (a lane pair: SXTB16 and SXTB16 ROR #8 of the four
+ * bytes; with a depth multiplier, each output channel's own input channel). A line is built once
+ * per group and read by every output line whose windows cover it. The group's weights are widened
+ * the same way once.
+ *
+ * Output pixels go four along a line at a time (a block), one lane pair at a time: eight
+ * accumulators (four pixels x two channels) take each tap with SMLABB / SMLATT from one weight
+ * word and four cached words, so a weight word is loaded once per four pixels and the cache is
+ * read at constant offsets (3x3 filters with stride 1 or 2: inline assembly, the loads paired).
+ * A channel's requantization record is read once per block. Two or three pixels past a line's
+ * last block of four take a block of four overlapping it, one pixel a block of one.
+ *
+ * Scratch (words): the pad line and one cached line per input line a window spans (2 words per
+ * spanned position each), per lane pair the current output line's k cached-line offsets (`use`)
+ * followed by its widened weights, then the cached lines' input line numbers:
+ * MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES.
+ */
+#ifndef MCU_CMSIS_DWCONV_DSP_H
+#define MCU_CMSIS_DWCONV_DSP_H
+
+#include "mcu_cmsis_dsp.h"
+#include "mcu_cmsis_dw3x3_dsp.h"
+#include "mcu_cmsis_dwconv_in1_dsp.h"
+#include "mcu_cmsis_dwconv_pixel.h"
+#include "mcu_kernels_cmsis_nn.h"
+
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+
+/** The layer in the sweep's orientation: lines (input and output rows, or columns when
+    transposed), positions along a line, the filter's extent k_l across lines and k_p along them,
+    and the byte steps between input / output pixels along a line and between lines. */
+struct mcu_cmsis_dw_view {
+    int32_t in_lines, in_pos, out_lines, out_pos, k_l, k_p, stride_l, stride_p, dil_l, dil_p, pad_l, pad_p;
+    int32_t in_step, in_line, out_step, out_line;
+};
+typedef struct mcu_cmsis_dw_view mcu_cmsis_dw_view; /* not a parameter struct */
+
+/* Not inlined: gcc would otherwise duplicate each caller once per orientation. */
+__attribute__((noinline)) static void mcu_cmsis_dw_view_of(const mcu_cmsis_dw_conv_params *p, mcu_cmsis_dw_view *v)
+{
+    const int32_t in_c = p->in_c, out_c = p->out_c;
+    if (p->sweep == MCU_CMSIS_DW_SWEEP_COLUMNS) {
+        const mcu_cmsis_dw_view t = {p->in_w, p->in_h, p->out_w, p->out_h, p->k_w, p->k_h, p->stride_w,
+                                     p->stride_h, p->dil_w, p->dil_h, p->pad_left, p->pad_top, p->in_w * in_c,
+                                     in_c, p->out_w * out_c, out_c};
+        *v = t;
+    } else {
+        const mcu_cmsis_dw_view t = {p->in_h, p->in_w, p->out_h, p->out_w, p->k_h, p->k_w, p->stride_h,
+                                     p->stride_w, p->dil_h, p->dil_w, p->pad_top, p->pad_left, in_c,
+                                     p->in_w * in_c, out_c, p->out_w * out_c};
+        *v = t;
+    }
+}
+
+/** Words before each lane pair's `use` for the assembly's job (mcu_cmsis_dw_lane_asm): reserved
+    in every build. */
+#define MCU_CMSIS_DW_JOB_WORDS 9
+
+/** The pieces of the scratch (word pointers into it) and the geometry they share. */
+struct mcu_cmsis_dw_cache {
+    int32_t *pad, *lane[2], *tag;
+    int32_t span, words, slots;
+};
+typedef struct mcu_cmsis_dw_cache mcu_cmsis_dw_cache; /* not a parameter struct */
+
+static inline mcu_cmsis_dw_cache mcu_cmsis_dw_cache_at(const mcu_cmsis_dw_view *v, int32_t *scratch)
+{
+    const int32_t k = v->k_l, taps = v->k_l * v->k_p;
+    mcu_cmsis_dw_cache c;
+    c.span = MCU_CMSIS_DW_SPAN(v->out_pos, v->stride_p, v->k_p, v->dil_p);
+    c.words = 2 * c.span;
+    c.slots = MCU_CMSIS_DW_SPAN(1, 1, k, v->dil_l); /* the input lines one output line's windows span */
+    c.pad = scratch;                                 /* then the cached lines */
+    c.lane[0] = c.pad + (c.slots + 1) * c.words + MCU_CMSIS_DW_JOB_WORDS + k; /* after its job and `use` */
+    c.lane[1] = c.lane[0] + taps + MCU_CMSIS_DW_JOB_WORDS + k;
+    c.tag = c.lane[1] + taps;
+    return c;
+}
+
+/** Positions [from, to) of a cached line: the zero point in every lane. */
+static inline void mcu_cmsis_dw_fill(int32_t *line, int32_t from, int32_t to, int32_t zp2)
+{
+    for (int32_t i = from; i < to; i++) {
+        line[2 * i] = zp2;
+        line[2 * i + 1] = zp2;
+    }
+}
+
+/** Builds input line r of the group of output channels [c0, c0 + n) into `line`. */
+static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult, int32_t span,
+                                    int32_t r, int32_t c0, int32_t n, int32_t zp2, int32_t *line)
+{
+    const int32_t pad = v->pad_p, step = v->in_step;
+    const int32_t first = pad < span ? pad : span; /* positions [first, last) lie inside */
+    const int32_t last = v->in_pos + pad < span ? v->in_pos + pad : span;
+    mcu_cmsis_dw_fill(line, 0, first, zp2);
+    const int8_t *x = input + r * v->in_line + (first - pad) * step;
+    int32_t i = first;
+    if (mult == 1 && n == 4) {
+        for (x += c0; i < last; i++, x += step) {
+            const int32_t q = mcu_read_s8x4(x);
+            line[2 * i] = mcu_sxtb16(q);
+            line[2 * i + 1] = mcu_sxtb16_ror8(q);
+        }
+    } else {
+        int32_t src[4]; /* each lane's input channel; lanes past n (weight 0) read channel c0 / mult */
+        for (int32_t j = 0; j < 4; j++) {
+            src[j] = (j < n ? c0 + j : c0) / mult;
+        }
+        for (; i < last; i++, x += step) {
+            line[2 * i] = mcu_pkhbt16(x[src[0]], x[src[2]]);
+            line[2 * i + 1] = mcu_pkhbt16(x[src[1]], x[src[3]]);
+        }
+    }
+    mcu_cmsis_dw_fill(line, i, span, zp2);
+}
+
+/** Offset (words from c->pad) of input line r: the pad line outside the input, else cached line
+    r % slots (built if it holds another line): the lines of one output line's windows, at most
+    `slots` consecutive lines, never share a slot. */
+static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult,
+                                        const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2)
+{
+    if (r < 0 || r >= v->in_lines) {
+        return 0;
+    }
+    const int32_t slot = r % c->slots, off = (1 + slot) * c->words;
+    if (c->tag[slot] != r) {
+        c->tag[slot] = r;
+        mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->pad + off);
+    }
+    return off;
+}
+
+/** Taps of four channels as two lane-pair words (w[c0], w[c0 + 2] / w[c0 + 1], w[c0 + 3]),
+    doubled when `twice`. */
+static inline void mcu_cmsis_dw_widen(int32_t q, int twice, int32_t *lo, int32_t *hi)
+{
+    const uint32_t keep = twice ? 0xFFFEFFFFu : 0xFFFFFFFFu; /* doubling: the bottom lane's sign bit out */
+    const int shift = twice ? 1 : 0;
+    *lo = (int32_t)(((uint32_t)mcu_sxtb16(q) << shift) & keep);
+    *hi = (int32_t)(((uint32_t)mcu_sxtb16_ror8(q) << shift) & keep);
+}
+
+/** The group's weights widened into both lane pairs, tap by tap in the view's order (zero past
+    n), and its four folded biases; all doubled when `twice`. */
+static void mcu_cmsis_dw_group_weights(const mcu_cmsis_dw_conv_params *p, const int8_t *weights,
+                                       const int32_t *folded_bias, int32_t c0, int32_t n, int twice,
+                                       const mcu_cmsis_dw_cache *c, int32_t folded[4])
+{
+    const int32_t k_h = p->k_h, k_w = p->k_w, out_c = p->out_c, transpose = p->sweep == MCU_CMSIS_DW_SWEEP_COLUMNS;
+    const int32_t k_l = transpose ? k_w : k_h, k_p = transpose ? k_h : k_w;
+    const int32_t step_l = (transpose ? 1 : k_w) * out_c, step_p = (transpose ? k_w : 1) * out_c;
+    for (int32_t kl = 0, t = 0; kl < k_l; kl++) {
+        const int8_t *w = weights + kl * step_l + c0;
+        for (int32_t kp = 0; kp < k_p; kp++, w += step_p, t++) {
+            int32_t q = 0;
+            if (n == 4) {
+                q = mcu_read_s8x4(w);
+            } else {
+                for (int32_t j = 0; j < n; j++) {
+                    q |= (int32_t)((uint32_t)(uint8_t)w[j] << (8 * j));
+                }
+            }
+            mcu_cmsis_dw_widen(q, twice, &c->lane[0][t], &c->lane[1][t]);
+        }
+    }
+    for (int32_t j = 0; j < 4; j++) {
+        folded[j] = j < n ? (int32_t)((uint32_t)folded_bias[c0 + j] << (twice ? 1 : 0)) : 0;
+    }
+}
+
+/** One tap of a block of P pixels (4 or 1, `pstep` words apart from x), one lane pair:
+    acc[i] / acc[4 + i] += the bottom / top lanes of x[i * pstep] times w. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_tap(const int32_t *x, int32_t pstep, int32_t w,
+                                                                   int32_t acc[8], const int P)
+{
+    MCU_CMSIS_DW_UNROLL
+    for (int i = 0; i < P; i++) {
+        const int32_t q = x[i * pstep];
+        mcu_smlabb_acc(&acc[i], q, w);
+        mcu_smlatt_acc(&acc[4 + i], q, w);
+    }
+}
+
+#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
+#define MCU_CMSIS_DW_ASM 1
+/* Inline assembly of a whole lane pair of a block of P (4 or 1) pixels of a 3x3 filter, stride S
+   (words between pixels 2 * S, between taps 2), fast requantization, all four channels of the
+   group: mcu_cmsis_dw_lane for those. The lane pair's `job` words before its `use` (w[-3..-1])
+   hold its folded biases, requantization records, output pointer and output step; the taps load
+   one weight and the P cached words two at a time (an M4 load right after an independent load
+   takes one cycle); the top accumulators wait in the job while the bottom ones are requantized.
+   At most fourteen registers: 2 * P accumulators, base, w and four temporaries (gcc cannot give
+   them at -O0, which takes the C path). The macros also spell blocks of two and three pixels. */
+/* job words (MCU_CMSIS_DW_JOB_WORDS): spill[4], bias lo, bias hi, rq, out, step */
+#define MCU_CMSIS_DW_ASM_LD(q, kx, S, i) "ldr %[" q "], [%[x], #8*(" #kx "+" #S "*" #i ")]\n\t"
+#define MCU_CMSIS_DW_ASM_MAC(q, i)                                                                                    \
+    "smlabb %[a" #i "], %[" q "], %[wt], %[a" #i "]\n\t"                                                              \
+    "smlatt %[b" #i "], %[" q "], %[wt], %[b" #i "]\n\t"
+#define MCU_CMSIS_DW_ASM_W(ky, kx) "ldr %[wt], [%[w], #4*(3*" #ky "+" #kx ")]\n\t"
+#define MCU_CMSIS_DW_ASM_TAP1(ky, kx, S)                                                                              \
+    MCU_CMSIS_DW_ASM_W(ky, kx) MCU_CMSIS_DW_ASM_LD("q0", kx, S, 0) MCU_CMSIS_DW_ASM_MAC("q0", 0)
+#define MCU_CMSIS_DW_ASM_TAP2(ky, kx, S)                                                                              \
+    MCU_CMSIS_DW_ASM_W(ky, kx) MCU_CMSIS_DW_ASM_LD("q0", kx, S, 0) MCU_CMSIS_DW_ASM_LD("q1", kx, S, 1)                \
+        MCU_CMSIS_DW_ASM_MAC("q0", 0) MCU_CMSIS_DW_ASM_MAC("q1", 1)
+#define MCU_CMSIS_DW_ASM_TAP3(ky, kx, S)                                                                              \
+    MCU_CMSIS_DW_ASM_TAP2(ky, kx, S) MCU_CMSIS_DW_ASM_LD("q0", kx, S, 2) MCU_CMSIS_DW_ASM_MAC("q0", 2)
+#define MCU_CMSIS_DW_ASM_TAP4(ky, kx, S)                                                                              \
+    MCU_CMSIS_DW_ASM_TAP2(ky, kx, S) MCU_CMSIS_DW_ASM_LD("q0", kx, S, 2) MCU_CMSIS_DW_ASM_LD("q1", kx, S, 3)          \
+        MCU_CMSIS_DW_ASM_MAC("q0", 2) MCU_CMSIS_DW_ASM_MAC("q1", 3)
+#define MCU_CMSIS_DW_ASM_ROW(TAP, ky, S)                                                                             \
+    "ldr %[x], [%[w], #4*(" #ky "-3)]\n\t"                                                                            \
+    "add %[x], %[base], %[x], lsl #2\n\t" TAP(ky, 0, S) TAP(ky, 1, S) TAP(ky, 2, S)
+/* job word j of the lane pair, as an offset from w */
+#define MCU_CMSIS_DW_ASM_JOB(j) "#4*(" #j "-12)"
+/* requantize accumulator a (doubled) with the record in q0 (m), q1 (add), wt (right); store at base */
+#define MCU_CMSIS_DW_ASM_RQ(a)                                                                                       \
+    "add %[b0], %[q1], %[" a "], asr #31\n\t"                                                                         \
+    "smmlar %[" a "], %[" a "], %[q0], %[b0]\n\t"                                                                     \
+    "asr %[" a "], %[" a "], %[wt]\n\t"                                                                               \
+    "ssat %[" a "], #8, %[" a "]\n\t"                                                                                 \
+    "strb %[" a "], [%[base]]\n\t"
+#define MCU_CMSIS_DW_ASM_NEXT "add %[base], %[base], %[x]\n\t"
+/* the channel's record (at byte `rec` from the lane's), output pointer (+ `byte`) and step */
+#define MCU_CMSIS_DW_ASM_CHANNEL(rec, byte)                                                                          \
+    "ldr %[x], [%[w], " MCU_CMSIS_DW_ASM_JOB(6) "]\n\t"                                                               \
+    "ldr %[base], [%[w], " MCU_CMSIS_DW_ASM_JOB(7) "]\n\t"                                                            \
+    "ldr %[q0], [%[x], #" #rec "]\n\t"                                                                                \
+    "ldr %[q1], [%[x], #" #rec "+4]\n\t"                                                                              \
+    "ldr %[wt], [%[x], #" #rec "+8]\n\t"                                                                              \
+    "ldr %[x], [%[w], " MCU_CMSIS_DW_ASM_JOB(8) "]\n\t"                                                               \
+    "add %[base], %[base], #" #byte "\n\t"
+#define MCU_CMSIS_DW_ASM_INIT1                                                                                       \
+    "ldr %[a0], [%[w], " MCU_CMSIS_DW_ASM_JOB(4) "]\n\t"                                                              \
+    "ldr %[b0], [%[w], " MCU_CMSIS_DW_ASM_JOB(5) "]\n\t"
+#define MCU_CMSIS_DW_ASM_INIT2 MCU_CMSIS_DW_ASM_INIT1 "mov %[a1], %[a0]\n\tmov %[b1], %[b0]\n\t"
+#define MCU_CMSIS_DW_ASM_INIT3 MCU_CMSIS_DW_ASM_INIT2 "mov %[a2], %[a0]\n\tmov %[b2], %[b0]\n\t"
+#define MCU_CMSIS_DW_ASM_INIT4 MCU_CMSIS_DW_ASM_INIT3 "mov %[a3], %[a0]\n\tmov %[b3], %[b0]\n\t"
+#define MCU_CMSIS_DW_ASM_SPILL(i) "str %[b" #i "], [%[w], " MCU_CMSIS_DW_ASM_JOB(i) "]\n\t"
+#define MCU_CMSIS_DW_ASM_FILL(i) "ldr %[a" #i "], [%[w], " MCU_CMSIS_DW_ASM_JOB(i) "]\n\t"
+#define MCU_CMSIS_DW_ASM_OUT1 MCU_CMSIS_DW_ASM_RQ("a0")
+#define MCU_CMSIS_DW_ASM_OUT2 MCU_CMSIS_DW_ASM_OUT1 MCU_CMSIS_DW_ASM_NEXT MCU_CMSIS_DW_ASM_RQ("a1")
+#define MCU_CMSIS_DW_ASM_OUT3 MCU_CMSIS_DW_ASM_OUT2 MCU_CMSIS_DW_ASM_NEXT MCU_CMSIS_DW_ASM_RQ("a2")
+#define MCU_CMSIS_DW_ASM_OUT4 MCU_CMSIS_DW_ASM_OUT3 MCU_CMSIS_DW_ASM_NEXT MCU_CMSIS_DW_ASM_RQ("a3")
+#define MCU_CMSIS_DW_ASM_SPILL1 MCU_CMSIS_DW_ASM_SPILL(0)
+#define MCU_CMSIS_DW_ASM_SPILL2 MCU_CMSIS_DW_ASM_SPILL1 MCU_CMSIS_DW_ASM_SPILL(1)
+#define MCU_CMSIS_DW_ASM_SPILL3 MCU_CMSIS_DW_ASM_SPILL2 MCU_CMSIS_DW_ASM_SPILL(2)
+#define MCU_CMSIS_DW_ASM_SPILL4 MCU_CMSIS_DW_ASM_SPILL3 MCU_CMSIS_DW_ASM_SPILL(3)
+#define MCU_CMSIS_DW_ASM_FILL1 MCU_CMSIS_DW_ASM_FILL(0)
+#define MCU_CMSIS_DW_ASM_FILL2 MCU_CMSIS_DW_ASM_FILL1 MCU_CMSIS_DW_ASM_FILL(1)
+#define MCU_CMSIS_DW_ASM_FILL3 MCU_CMSIS_DW_ASM_FILL2 MCU_CMSIS_DW_ASM_FILL(2)
+#define MCU_CMSIS_DW_ASM_FILL4 MCU_CMSIS_DW_ASM_FILL3 MCU_CMSIS_DW_ASM_FILL(3)
+/* the lane pair of P pixels: channel c0 + lane at its record, channel c0 + lane + 2 six words on */
+#define MCU_CMSIS_DW_ASM_LANE(P, S)                                                                                  \
+    MCU_CMSIS_DW_ASM_INIT##P MCU_CMSIS_DW_ASM_ROW(MCU_CMSIS_DW_ASM_TAP##P, 0, S)                                      \
+        MCU_CMSIS_DW_ASM_ROW(MCU_CMSIS_DW_ASM_TAP##P, 1, S) MCU_CMSIS_DW_ASM_ROW(MCU_CMSIS_DW_ASM_TAP##P, 2, S)       \
+            MCU_CMSIS_DW_ASM_SPILL##P MCU_CMSIS_DW_ASM_CHANNEL(0, 0) MCU_CMSIS_DW_ASM_OUT##P                          \
+                MCU_CMSIS_DW_ASM_FILL##P MCU_CMSIS_DW_ASM_CHANNEL(24, 2) MCU_CMSIS_DW_ASM_OUT##P
+#define MCU_CMSIS_DW_ACC1 [a0] "=&r"(a[0]), [b0] "=&r"(b[0])
+#define MCU_CMSIS_DW_ACC2 MCU_CMSIS_DW_ACC1, [a1] "=&r"(a[1]), [b1] "=&r"(b[1])
+#define MCU_CMSIS_DW_ACC3 MCU_CMSIS_DW_ACC2, [a2] "=&r"(a[2]), [b2] "=&r"(b[2])
+#define MCU_CMSIS_DW_ACC4 MCU_CMSIS_DW_ACC3, [a3] "=&r"(a[3]), [b3] "=&r"(b[3])
+#define MCU_CMSIS_DW_ASM_CASE(P, S)                                                                                  \
+    __asm__ volatile(MCU_CMSIS_DW_ASM_LANE(P, S)                                                                      \
+                     : MCU_CMSIS_DW_ACC##P, [x] "=&r"(x), [wt] "=&r"(wt), [q0] "=&r"(q0), [q1] "=&r"(q1),             \
+                       [base] "+&r"(base)                                                                             \
+                     : [w] "r"(w)                                                                                     \
+                     : "memory")
+
+/** The assembly lane pair of P pixels, stride S (see above); base: the block's first position and
+    lane pair in the pad line. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_lane_asm(const int32_t *base, const int32_t *w,
+                                                                        const int P, const int S)
+{
+    int32_t a[4], b[4], x, wt, q0, q1;
+    if (S == 1 && P == 4) {
+        MCU_CMSIS_DW_ASM_CASE(4, 1);
+    } else if (S == 1) {
+        MCU_CMSIS_DW_ASM_CASE(1, 1);
+    } else if (P == 4) {
+        MCU_CMSIS_DW_ASM_CASE(4, 2);
+    } else {
+        MCU_CMSIS_DW_ASM_CASE(1, 2);
+    }
+}
+#endif
+
+#if defined(MCU_CMSIS_DW_ASM)
+/* The k_p taps along one cached line of a block of four pixels, any filter width, stride 1 or 2
+   (pstep 2 or 4 words), undilated: a loop of one weight load and four cached words per tap, the
+   eight accumulators in registers (thirteen: those, x, w, a counter and two temporaries). */
+#define MCU_CMSIS_DW_ASM_LINE_TAP(S)                                                                                 \
+    "1:\n\t"                                                                                                          \
+    "ldr %[wt], [%[w]], #4\n\t"                                                                                      \
+    "ldr %[q0], [%[x]]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 0)                                                            \
+    "ldr %[q0], [%[x], #8*" #S "]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 1)                                                 \
+    "ldr %[q0], [%[x], #16*" #S "]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 2)                                                \
+    "ldr %[q0], [%[x], #24*" #S "]\n\t" MCU_CMSIS_DW_ASM_MAC("q0", 3)                                                \
+    "add %[x], %[x], #8\n\t"                                                                                         \
+    "subs %[n], %[n], #1\n\t"                                                                                        \
+    "bne 1b\n\t"
+#define MCU_CMSIS_DW_ASM_LINE_CASE(S)                                                                                \
+    __asm__ volatile(MCU_CMSIS_DW_ASM_LINE_TAP(S)                                                                     \
+                     : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1),       \
+                       [b2] "+r"(b2), [b3] "+r"(b3), [x] "+r"(x), [w] "+r"(w), [n] "+r"(n), [wt] "=&r"(wt),         \
+                       [q0] "=&r"(q0)                                                                                 \
+                     :                                                                                                \
+                     : "cc", "memory")
+
+__attribute__((noinline)) static void mcu_cmsis_dw_line_taps_asm(const int32_t *x, const int32_t *w, int32_t n,
+                                                                   int32_t pstep, int32_t acc[8])
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
+    int32_t wt, q0;
+    if (pstep == 2) {
+        MCU_CMSIS_DW_ASM_LINE_CASE(1);
+    } else {
+        MCU_CMSIS_DW_ASM_LINE_CASE(2);
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+}
+#endif
+
+/** Every tap of a block of P pixels, one lane pair: w, the lane pair's weights, w[kl - k_l] the
+    offset of filter line kl's cached line from base (the block's first position and lane pair in
+    the pad line). K3S (compile time): a 3x3 filter, undilated along lines, stride K3S along them
+    (1 or 2; the specialized instances, FAST and on full groups of four channels), 0 for any filter. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_taps(const int32_t *base, const int32_t *w,
+                                                                    int32_t k_l, int32_t k_p, int32_t cstep,
+                                                                    int32_t pstep, int32_t acc[8], const int P,
+                                                                    const int K3S)
+{
+    if (K3S) {
+        MCU_CMSIS_DW_UNROLL
+        for (int32_t kl = 0; kl < 3; kl++) {
+            const int32_t *x = base + w[kl - 3];
+            mcu_cmsis_dw_tap(x, pstep, w[3 * kl], acc, P);
+            mcu_cmsis_dw_tap(x + cstep, pstep, w[3 * kl + 1], acc, P);
+            mcu_cmsis_dw_tap(x + 2 * cstep, pstep, w[3 * kl + 2], acc, P);
+            mcu_schedule_barrier();
+        }
+        return;
+    }
+    const int32_t *use = w - k_l;
+#if defined(MCU_CMSIS_DW_ASM)
+    if (P == 4 && cstep == 2 && (pstep == 2 || pstep == 4)) { /* undilated, stride 1 or 2: the taps in assembly */
+        for (int32_t kl = 0; kl < k_l; kl++, w += k_p) {
+            mcu_cmsis_dw_line_taps_asm(base + use[kl], w, k_p, pstep, acc);
+        }
+        return;
+    }
+#endif
+    for (int32_t kl = 0; kl < k_l; kl++) {
+        const int32_t *x = base + use[kl];
+        for (int32_t kp = 0; kp < k_p; kp++, x += cstep) {
+            mcu_cmsis_dw_tap(x, pstep, *w++, acc, P);
+        }
+    }
+}
+
+/** mcu_cmsis_rq from an accumulator already doubled (acc2 = 2 * acc). */
+static inline int32_t mcu_cmsis_dw_rq2(int32_t acc2, const int32_t *rq)
+{
+    return (mcu_smmlar(acc2, rq[0], rq[1]) + (acc2 >> 31)) >> rq[2];
+}
+
+/** mcu_cmsis_dw_store other than FAST: the clamp, or the general requantization without rq. */
+__attribute__((noinline)) static void mcu_cmsis_dw_store_any(const int32_t *acc, int32_t n, int32_t ch, int8_t *out,
+                                                             int32_t step, const int32_t *rq,
+                                                             const int32_t *multiplier, const int32_t *shift,
+                                                             int32_t out_offset, int32_t act_min, int32_t act_max)
+{
+    for (int32_t i = 0; i < n; i++, out += step) {
+        if (rq != NULL) {
+            int32_t q = mcu_ssat8(mcu_cmsis_dw_rq2(acc[i], rq + 3 * ch));
+            q = q < act_min ? act_min : q;
+            *out = (int8_t)(q > act_max ? act_max : q);
+        } else {
+            *out = mcu_cmsis_requantize_s8(acc[i], multiplier[ch], shift[ch], out_offset, act_min, act_max);
+        }
+    }
+}
+
+/** Output channel ch of P pixels (`step` bytes apart from out) from their accumulators, doubled
+    when rq is given; FAST (compile time): rq given and the clamp the whole int8 range. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_store(const int32_t *acc, int32_t ch, int8_t *out,
+                                                                     int32_t step, const int32_t *rq,
+                                                                     const int32_t *multiplier, const int32_t *shift,
+                                                                     int32_t out_offset, int32_t act_min,
+                                                                     int32_t act_max, const int P, const int FAST)
+{
+    out += ch;
+    if (FAST) {
+        const int32_t r[3] = {rq[3 * ch], rq[3 * ch + 1], rq[3 * ch + 2]};
+        MCU_CMSIS_DW_UNROLL
+        for (int i = 0; i < P; i++, out += step) {
+            *out = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(acc[i], r));
+        }
+    } else {
+        mcu_cmsis_dw_store_any(acc, P, ch, out, step, rq, multiplier, shift, out_offset, act_min, act_max);
+    }
+}
+
+/** What every block of the current group and output line shares. */
+struct mcu_cmsis_dw_blocks {
+    const mcu_cmsis_dw_conv_params *p;
+    const mcu_cmsis_dw_cache *c;
+    const int32_t *folded, *multiplier, *shift, *rq;
+    int32_t c0, n, out_step, pstep, cstep;
+};
+typedef struct mcu_cmsis_dw_blocks mcu_cmsis_dw_blocks; /* not a parameter struct */
+
+/** Lane pair `lane` of a block of P pixels whose windows start at cached position `pos`: its
+    taps, then its channels c0 + lane and, when `both`, c0 + lane + 2. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_lane(const mcu_cmsis_dw_blocks *b, int32_t pos,
+                                                                    int32_t lane, int both, int8_t *out, const int P,
+                                                                    const int K3S, const int FAST)
+{
+    const mcu_cmsis_dw_conv_params *p = b->p;
+    const int32_t out_offset = p->output_offset, act_min = p->act_min, act_max = p->act_max;
+    const int transpose = p->sweep == MCU_CMSIS_DW_SWEEP_COLUMNS;
+    const int32_t k_l = transpose ? p->k_w : p->k_h, k_p = transpose ? p->k_h : p->k_w;
+    int32_t acc[8];
+    MCU_CMSIS_DW_UNROLL
+    for (int i = 0; i < 4; i++) {
+        acc[i] = b->folded[lane];
+        acc[4 + i] = b->folded[lane + 2];
+    }
+    mcu_cmsis_dw_taps(b->c->pad + 2 * pos + lane, b->c->lane[lane], k_l, k_p, b->cstep, b->pstep, acc, P, K3S);
+    mcu_cmsis_dw_store(acc, b->c0 + lane, out, b->out_step, b->rq, b->multiplier, b->shift, out_offset, act_min,
+                       act_max, P, FAST);
+    if (both) {
+        mcu_cmsis_dw_store(acc + 4, b->c0 + lane + 2, out, b->out_step, b->rq, b->multiplier, b->shift, out_offset,
+                           act_min, act_max, P, FAST);
+    }
+}
+
+/** A block of P pixels whose windows start at cached position `pos`: every channel of the group. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_block(const mcu_cmsis_dw_blocks *b, int32_t pos,
+                                                                     int8_t *out, const int P, const int K3S,
+                                                                     const int FAST)
+{
+#if defined(MCU_CMSIS_DW_ASM)
+    if (K3S) { /* the specialized instances are FAST and take full groups only */
+        for (int32_t lane = 0; lane < b->n / 2; lane++) { /* n is 4: a bound gcc does not unroll */
+            int32_t *w = b->c->lane[lane];
+            w[7 - MCU_CMSIS_DW_JOB_WORDS - 3] = (int32_t)(uintptr_t)(out + b->c0 + lane);
+            mcu_cmsis_dw_lane_asm(b->c->pad + 2 * pos + lane, w, P, K3S);
+        }
+        return;
+    }
+#endif
+    for (int32_t lane = 0; lane < 2 && lane < b->n; lane++) {
+        mcu_cmsis_dw_lane(b, pos, lane, lane + 2 < b->n, out, P, K3S, FAST);
+    }
+}
+
+/* Blocks of one pixel (not inlined: the few pixels past a line's blocks of four). */
+#define MCU_CMSIS_DW_SINGLE_INSTANCE(name, K3S, FAST)                                                                \
+    __attribute__((noinline)) static void name(const mcu_cmsis_dw_blocks *b, int32_t pos, int8_t *out)               \
+    {                                                                                                                 \
+        mcu_cmsis_dw_block(b, pos, out, 1, K3S, FAST);                                                                \
+    }
+MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_3x3_s1, 1, 1)
+MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_3x3_s2, 2, 1)
+MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_any_fast, 0, 1)
+MCU_CMSIS_DW_SINGLE_INSTANCE(mcu_cmsis_dw_single_any, 0, 0)
+
+/** The blocks of an output line of the current group (out: its first pixel): blocks of four
+    pixels; two or three pixels left take a block of four overlapping the last (recomputing a few
+    outputs), one pixel left a block of one. Its own function, called once per line: inlined, gcc
+    copies the loops (and the assembly in them) for the line loop's header. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_line_blocks_mode(const mcu_cmsis_dw_blocks *b,
+                                                                                int8_t *out, int32_t out_pos,
+                                                                                int32_t step, const int K3S,
+                                                                                const int FAST)
+{
+    const int32_t sp = K3S ? K3S : b->pstep / 2;
+    const int overlap = out_pos % 4 >= 2 && out_pos >= 4;
+    const int32_t fours = out_pos / 4 + overlap, ones = overlap ? out_pos : out_pos / 4 * 4; /* first single */
+    for (int32_t i = 0, last = out_pos - 4; i < fours; i++) {
+        int32_t op = 4 * i;
+        op -= op > last ? op - last : 0; /* the overlapping block */
+        mcu_cmsis_dw_block(b, op * sp, out + op * step, 4, K3S, FAST);
+    }
+    for (int32_t op = ones; op < out_pos; op++) {
+        if (K3S == 1) {
+            mcu_cmsis_dw_single_3x3_s1(b, op * sp, out + op * step);
+        } else if (K3S == 2) {
+            mcu_cmsis_dw_single_3x3_s2(b, op * sp, out + op * step);
+        } else if (FAST) {
+            mcu_cmsis_dw_single_any_fast(b, op * sp, out + op * step);
+        } else {
+            mcu_cmsis_dw_single_any(b, op * sp, out + op * step);
+        }
+    }
+}
+
+#define MCU_CMSIS_DW_LINE_INSTANCE(name, K3S, FAST)                                                                  \
+    __attribute__((noinline)) static void name(const mcu_cmsis_dw_blocks *b, int8_t *out, int32_t out_pos,          \
+                                               int32_t step)                                                          \
+    {                                                                                                                 \
+        mcu_cmsis_dw_line_blocks_mode(b, out, out_pos, step, K3S, FAST);                                              \
+    }
+MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_3x3_s1, 1, 1)
+MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_3x3_s2, 2, 1)
+MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_any_fast, 0, 1)
+MCU_CMSIS_DW_LINE_INSTANCE(mcu_cmsis_dw_line_any, 0, 0)
+
+static inline void mcu_cmsis_dw_line_blocks(const mcu_cmsis_dw_blocks *b, int8_t *out, int32_t out_pos, int32_t step,
+                                            const int K3S, const int FAST)
+{
+    if (K3S == 1) {
+        mcu_cmsis_dw_line_3x3_s1(b, out, out_pos, step);
+    } else if (K3S == 2) {
+        mcu_cmsis_dw_line_3x3_s2(b, out, out_pos, step);
+    } else if (FAST) {
+        mcu_cmsis_dw_line_any_fast(b, out, out_pos, step);
+    } else {
+        mcu_cmsis_dw_line_any(b, out, out_pos, step);
+    }
+}
+
+/** Every output line of the current group: the line cache, then its blocks. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_group_lines(const mcu_cmsis_dw_view *v,
+                                                                           const int8_t *input, int8_t *output,
+                                                                           const mcu_cmsis_dw_blocks *b, int32_t zp2,
+                                                                           const int K3S, const int FAST)
+{
+    const mcu_cmsis_dw_cache *c = b->c;
+    const int32_t k_l = v->k_l, out_pos = v->out_pos, step = v->out_step;
+    for (int32_t s = 0; s < c->slots; s++) {
+        c->tag[s] = -1;
+    }
+    for (int32_t ol = 0; ol < v->out_lines; ol++) {
+        const int32_t il = ol * v->stride_l - v->pad_l;
+        for (int32_t kl = 0; kl < k_l; kl++) {
+            const int32_t off =
+                mcu_cmsis_dw_line(v, input, b->p->depth_multiplier, c, il + kl * v->dil_l, b->c0, b->n, zp2);
+            c->lane[0][kl - k_l] = off;
+            c->lane[1][kl - k_l] = off;
+        }
+        mcu_cmsis_dw_line_blocks(b, output + ol * v->out_line, out_pos, step, K3S, FAST);
+    }
+}
+
+/** The lines of a group, any filter (FAST: rq given and the clamp the whole int8 range): every
+    partial group (fewer than four channels) and the layers no 3x3 instance takes. */
+__attribute__((noinline)) static void mcu_cmsis_dw_group_any(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                             int8_t *output, const mcu_cmsis_dw_blocks *b, int32_t zp2,
+                                                             int fast)
+{
+    mcu_cmsis_dw_blocks any = *b;
+    any.pstep = 2 * v->stride_p;
+    if (fast) {
+        mcu_cmsis_dw_group_lines(v, input, output, &any, zp2, 0, 1);
+    } else {
+        mcu_cmsis_dw_group_lines(v, input, output, &any, zp2, 0, 0);
+    }
+}
+
+/** Every group. K3S (compile time): see mcu_cmsis_dw_taps. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_dsp_mode(
+    const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *folded_bias,
+    const int32_t *multiplier, const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output,
+    const int K3S, const int FAST)
+{
+    mcu_cmsis_dw_view v;
+    mcu_cmsis_dw_view_of(p, &v);
+    const mcu_cmsis_dw_cache c = mcu_cmsis_dw_cache_at(&v, scratch);
+    const int32_t out_c = p->out_c, sp = K3S ? K3S : v.stride_p;
+    const int32_t zp = -p->input_offset, zp2 = mcu_pkhbt16(zp, zp);
+    mcu_cmsis_dw_blocks b = {p, &c, NULL, multiplier, shift, rq, 0, 0, v.out_step, 2 * sp, 2 * v.dil_p};
+    int32_t folded[4];
+    b.folded = folded;
+    mcu_cmsis_dw_fill(c.pad, 0, c.span, zp2);
+    for (int32_t c0 = 0; c0 < out_c; c0 += 4) {
+        b.c0 = c0;
+        b.n = out_c - c0 < 4 ? out_c - c0 : 4;
+        mcu_cmsis_dw_group_weights(p, weights, folded_bias, c0, b.n, rq != NULL, &c, folded);
+        if (K3S && b.n < 4) {
+            mcu_cmsis_dw_group_any(&v, input, output, &b, zp2, FAST);
+            continue;
+        }
+#if defined(MCU_CMSIS_DW_ASM)
+        if (K3S && FAST) { /* the assembly's job: folded biases, records, output step */
+            for (int32_t lane = 0; lane < 2; lane++) {
+                int32_t *job = c.lane[lane] - 3 - MCU_CMSIS_DW_JOB_WORDS;
+                job[4] = folded[lane];
+                job[5] = folded[lane + 2];
+                job[6] = (int32_t)(uintptr_t)(rq + 3 * (c0 + lane));
+                job[8] = v.out_step;
+            }
+        }
+#endif
+        if (K3S) {
+            mcu_cmsis_dw_group_lines(&v, input, output, &b, zp2, K3S, FAST);
+        } else {
+            mcu_cmsis_dw_group_any(&v, input, output, &b, zp2, FAST);
+        }
+    }
+}
+
+/* One instance per specialization, none inlined into another. */
+#define MCU_CMSIS_DW_DSP_INSTANCE(name, K3S, FAST)                                                                   \
+    __attribute__((noinline)) static void name(const mcu_cmsis_dw_conv_params *p, const int8_t *input,              \
+                                               const int8_t *weights, const int32_t *folded_bias,                     \
+                                               const int32_t *multiplier, const int32_t *shift, const int32_t *rq,    \
+                                               int32_t *scratch, int8_t *output)                                      \
+    {                                                                                                                 \
+        mcu_cmsis_dw_dsp_mode(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output, K3S, FAST);     \
+    }
+MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_3x3_s1_fast, 1, 1)
+MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_3x3_s2_fast, 2, 1)
+MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_any_fast, 0, 1)
+MCU_CMSIS_DW_DSP_INSTANCE(mcu_cmsis_dw_dsp_any, 0, 0)
+
+static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
+                                        const int32_t *bias, const int32_t *folded_bias, const int32_t *multiplier,
+                                        const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output)
+{
+    const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
+    if (p->sweep == MCU_CMSIS_DW_SWEEP_PIXELS) {
+        if (fast) { /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
+            mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output);
+            return;
+        }
+        for (int32_t oy = 0; oy < p->out_h; oy++) { /* else the plain C path, which needs no scratch */
+            for (int32_t ox = 0; ox < p->out_w; ox++) {
+                mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, oy, ox,
+                                   output + (oy * p->out_w + ox) * p->out_c);
+            }
+        }
+        return;
+    }
+    if (p->sweep == MCU_CMSIS_DW_SWEEP_ONE_INPUT) { /* mcu_cmsis_dwconv_in1_dsp.h */
+        mcu_cmsis_dw_in1_dsp(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
+        return;
+    }
+    mcu_cmsis_dw_view v;
+    mcu_cmsis_dw_view_of(p, &v);
+    const int k3 = v.k_l == 3 && v.k_p == 3 && v.dil_p == 1;
+    if (k3 && fast && v.stride_p == 1) {
+        mcu_cmsis_dw_dsp_3x3_s1_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
+    } else if (k3 && fast && v.stride_p == 2) {
+        mcu_cmsis_dw_dsp_3x3_s2_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
+    } else if (fast) {
+        mcu_cmsis_dw_dsp_any_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
+    } else {
+        mcu_cmsis_dw_dsp_any(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
+    }
+}
+
+#endif /* MCU_CMSIS_USE_DSP && !MCU_CMSIS_USE_MVE */
+
+#endif /* MCU_CMSIS_DWCONV_DSP_H */
