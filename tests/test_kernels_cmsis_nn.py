@@ -36,6 +36,7 @@ from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.planner.patterns import match
 from mcuforge.planner.targets import cmsis_nn
+from mcuforge.planner.targets.cmsis_nn.common import unpair_rows
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
 from mcuforge.driver import compile_model
@@ -419,7 +420,8 @@ SIGNATURES = {
     "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
     "mcu_cmsis_dwconv2d_3x3_s8": ("mcu_cmsis_dw_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
                                   "int16_t"),
-    "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
+    "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"),
+                                     "int16_t"),
     "mcu_cmsis_avg_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_max_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_add_s8": ("mcu_cmsis_add_params", ("table", "rq"), None),
@@ -719,20 +721,27 @@ def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
 
 
 def test_lowering_picks_the_kernel_variants():
-    """1x1 convolutions skip im2col (scratch: two int16 input pixels); others get two int16 im2col columns; weights keep
-    their natural layout; 3x3 depthwise with multiplier 1 takes the fast path (scratch: a pad row
-    and widened weights), the general depthwise none; depthwise kernels keep the layer's bias,
-    the others fold it."""
+    """1x1 convolutions skip im2col (scratch: three int16 input pixels); others get three int16 im2col
+    columns and an int8 one; weights of convolutions and fully connected layers are in the pair
+    layout (checked byte by byte); 3x3 depthwise with multiplier 1 takes the fast path (scratch: a
+    pad row and widened weights), the general depthwise none; depthwise kernels keep the layer's
+    bias, the others fold it."""
     rng = np.random.default_rng(0)
     _, k = lowered(conv(rng, (5, 5), 8, 4, (1, 1), stride=(2, 2)))
-    assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 2 * 2 * 8
-    call = conv(rng, (5, 5), 6, 4, (3, 3))
+    assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 3 * 2 * 8
+    call = conv(rng, (5, 5), 6, 5, (3, 3))
     _, k = lowered(call)
-    assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 2 * 2 * 54 + 2 * 54
-    w = call.args[1].data.reshape(4, 54).astype(np.int64)
-    assert np.array_equal(k.constants["weights"], w)
+    assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 3 * 2 * 56 + 56
+    w = call.args[1].data.reshape(5, 54).astype(np.int64)
+    pairs = k.constants["weights"].reshape(3, 64, 2)  # 54 values padded to 64, five rows to three pairs
+    assert np.array_equal(pairs[:, :54, 0], w[0::2]) and np.array_equal(pairs[:2, :54, 1], w[1::2])
+    assert not pairs[:, 54:].any() and not pairs[2, :, 1].any()
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
+    fc_call = fc(rng, 1, 37, 3)
+    _, k = lowered(fc_call)
+    assert k.scratch_bytes == 3 * 2 * 40 and k.constants["weights"].size == 2 * 2 * 48
+    assert np.array_equal(unpair_rows(k.constants["weights"], 3, 37), fc_call.args[1].data)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
     _, k = lowered(call)
     assert k.function == "mcu_cmsis_dwconv2d_3x3_s8" and k.scratch_bytes == 8 + 72 * 2

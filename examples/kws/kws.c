@@ -19,15 +19,16 @@ static uint8_t *kws_arena = NULL;
 static void (*kws_profiler)(int layer) = NULL;
 
 /* Each kernel's scratch buffer covers what its header declares it needs. */
-_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 240, "layer 0: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 280, "layer 0: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 1: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 2: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 2: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 3: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 4: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 4: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 5: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 6: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 6: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 7: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 8: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 8: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(64) <= 384, "layer 11: scratch smaller than the kernel needs");
 
 static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 8000 };
 static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 12 };
@@ -239,7 +240,8 @@ int kws_run(void)
             .output_offset = 14, .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_fully_connected_s8(&params, (const int8_t *)(arena + 8000), kws_l11_weights, kws_l11_bias, kws_l11_multiplier,
-                       kws_l11_shift, kws_l11_rq, (int8_t *)(arena + 0));
+                       kws_l11_shift, kws_l11_rq, (int16_t *)(arena + 12),
+                       (int8_t *)(arena + 0));
     }
     /* layer 12: #12 SOFTMAX softmax 'Identity' -> cmsis-nn mcu_cmsis_softmax_s8 */
     if (kws_profiler) kws_profiler(12);

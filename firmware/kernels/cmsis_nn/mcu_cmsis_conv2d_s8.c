@@ -1,16 +1,14 @@
 /*
  * int8 convolution through im2col (any filter, stride, dilation, padding).
  *
- * For each pair of output pixels, their receptive fields are copied into two columns of
- * K = k_h * k_w * in_c values (padding taps read the input zero point, which adds nothing once the
- * bias is folded), then every output channel's filter row (OHWI weights, natural order) is
- * multiplied with both columns.
+ * For each output pixel, its receptive field is copied into a column of K = k_h * k_w * in_c values
+ * (padding taps read the input zero point, which adds nothing once the bias is folded), then every
+ * output channel's filter row (OHWI weights in the pair layout) is multiplied with it.
  *
- * DSP path: int8 columns (each filter row one copied run of input when the window is inside),
- * widened into scratch in the pair layout of mcu_cmsis_pair_dsp.h (x0 x2 / x1 x3 int16 words of
- * both columns side by side, the order SXTB16 / SXTB16 ROR #8 split a weight word into), then two
- * columns x two output channels per step, each SMLAD two multiply-accumulates. Scratch: the k
- * pair words, then the two int8 columns.
+ * DSP path: three pixels' columns widened into scratch (mcu_cmsis_pair_dsp.h: interleaved int16
+ * pairs, straight from the input when in_c % 4 == 0, else through one int8 column), then two
+ * output channels x three pixels per step. Scratch: the widened block (6 * K4 bytes), then the int8
+ * column (K4).
  *
  * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with in_c % 16 == 0
  * two pixels' columns interleaved and two pixels x four output channels per step).
@@ -83,28 +81,34 @@ static inline const int8_t *tap_pixel(const mcu_cmsis_conv_params *p, const int8
     return input + (iy * p->in_w + ix) * p->in_c;
 }
 
-/** The receptive fields of output pixels (oy0, ox0) and (oy1, ox1) straight into the pair layout
-    (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point. */
-static void im2col_pair(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy0, int32_t ox0, int32_t oy1,
-                        int32_t ox1, int32_t *pair)
+/** The receptive field of output pixel (oy, ox) straight into column slot `slot` of the widened
+    block (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point. */
+static void im2col_widened(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox,
+                           int32_t *slot)
 {
     const int32_t in_c = p->in_c;
     const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
     for (int32_t ky = 0; ky < p->k_h; ky++) {
         for (int32_t kx = 0; kx < p->k_w; kx++) {
-            const int8_t *s0 = tap_pixel(p, input, oy0, ox0, ky, kx);
-            const int8_t *s1 = tap_pixel(p, input, oy1, ox1, ky, kx);
-            if (s0 != NULL && s1 != NULL) {
-                for (int32_t c = 0; c < in_c; c += 4, pair += 4) {
-                    mcu_cmsis_pair_put4(pair, mcu_read_s8x4(s0 + c), mcu_read_s8x4(s1 + c));
-                }
-            } else {
-                for (int32_t c = 0; c < in_c; c += 4, pair += 4) {
-                    mcu_cmsis_pair_put4(pair, s0 != NULL ? mcu_read_s8x4(s0 + c) : pad4,
-                                        s1 != NULL ? mcu_read_s8x4(s1 + c) : pad4);
-                }
+            const int8_t *s = tap_pixel(p, input, oy, ox, ky, kx);
+            for (int32_t c = 0; c < in_c; c += 4, slot += 6) {
+                mcu_pair_put4(slot, s != NULL ? mcu_read_s8x4(s + c) : pad4, MCU_PAIR_COLUMNS);
             }
         }
+    }
+}
+
+/** Output pixel n's receptive field into column slot `slot` of the widened block (stage: an int8
+    column of K values, when in_c % 4 != 0). */
+static void im2col_column(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t n, int32_t k, int8_t *stage,
+                          int32_t *slot)
+{
+    const int32_t oy = n / p->out_w, ox = n % p->out_w;
+    if ((p->in_c & 3) == 0) {
+        im2col_widened(p, input, oy, ox, slot);
+    } else {
+        im2col_s8(p, input, oy, ox, stage);
+        mcu_pair_column(stage, k, slot);
     }
 }
 #elif !defined(MCU_CMSIS_USE_MVE)
@@ -142,12 +146,12 @@ static void im2col(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t 
     }
 }
 
-/** sum col[i] * w[i] (the plain path's natural order). */
+/** sum col[i] * w[2 * i] (a weight row of the pair layout: every other byte). */
 static int32_t dot(const col_t *col, const int8_t *w, int32_t k)
 {
     int32_t acc = 0;
     for (int32_t i = 0; i < k; i++) {
-        acc += col[i] * w[i];
+        acc += col[i] * w[2 * i];
     }
     return acc;
 }
@@ -161,8 +165,9 @@ static void mat_mult_2cols(const mcu_cmsis_conv_params *p, const int8_t *weights
     const int32_t out_offset = p->output_offset;
     const int32_t act_min = p->act_min;
     const int32_t act_max = p->act_max;
+    const int32_t stride = 2 * MCU_CMSIS_PAIR_DEPTH(k);
     for (int32_t oc = 0; oc < out_c; oc++) {
-        const int8_t *w = weights + oc * k;
+        const int8_t *w = weights + (oc >> 1) * stride + (oc & 1); /* row oc of the pair layout */
         const int32_t acc0 = bias[oc] + dot(col0, w, k);
         const int32_t acc1 = bias[oc] + dot(col1, w, k);
         out0[oc] = mcu_cmsis_requantize_s8(acc0, multiplier[oc], shift[oc], out_offset, act_min, act_max);
@@ -185,20 +190,19 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int32_t pixels = p->out_h * out_w;
     int32_t n = 0;
 #if defined(MCU_CMSIS_USE_DSP)
-    int32_t *const pair = (int32_t *)(void *)scratch; /* k words, then the two int8 columns */
-    int8_t *const c0 = (int8_t *)(pair + k);
-    int8_t *const c1 = c0 + k;
-    for (; n < pixels; n += 2) {
-        const int32_t n1 = n + 1 < pixels ? n + 1 : n; /* an odd last pixel: computed twice in place */
-        if ((p->in_c & 3) == 0) { /* whole groups per tap: straight into the pair layout */
-            im2col_pair(p, input, n / out_w, n % out_w, n1 / out_w, n1 % out_w, pair);
-        } else {
-            im2col_s8(p, input, n / out_w, n % out_w, c0);
-            im2col_s8(p, input, n1 / out_w, n1 % out_w, c1);
-            mcu_cmsis_pair_pixels(c0, c1, k, pair);
-        }
-        mcu_cmsis_pair_matmul(p, weights, bias, multiplier, shift, rq, pair, k, output + n * out_c,
-                              output + n1 * out_c);
+    const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max};
+    int32_t *const col = (int32_t *)(void *)scratch; /* the widened block, then the int8 column */
+    int8_t *const stage = (int8_t *)(col + 3 * mcu_pair_k4(k) / 2);
+    (void)out_w;
+    for (; n < pixels; n += MCU_PAIR_COLUMNS) {
+        /* a short last block: its last pixel again, computed twice into the same place */
+        const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;
+        const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
+        im2col_column(p, input, n, k, stage, col);
+        im2col_column(p, input, n1, k, stage, col + 1);
+        im2col_column(p, input, n2, k, stage, col + 2);
+        mcu_cmsis_pair_matmul3(&o, weights, k, bias, multiplier, shift, rq, col, output + n * out_c,
+                               output + n1 * out_c, output + n2 * out_c);
     }
 #else
     col_t *const col0 = (col_t *)scratch;

@@ -7,7 +7,11 @@
  *   - DLSTP.8 / LETP: a tail-predicated low-overhead loop over the k values of a row, sixteen per
  *     iteration; the last iteration's inactive lanes are neither loaded nor added, so rows of any
  *     length need no scalar tail and no padding;
- *   - one input vector (post-incremented load) feeds the rows of four output channels: four weight
+ *   - the weights are in the pair layout (mcu_kernels_cmsis_nn.h): VLD20 / VLD21 load 32 bytes of
+ *     a pair and deinterleave them into sixteen values of each of its two rows (the pair is padded
+ *     to whole vectors, so these unpredicated loads stay inside it; the tail-predicated VMLADAVA
+ *     ignores the lanes past k);
+ *   - one input vector (post-incremented load) feeds the rows of four output channels: two pair
  *     loads and four VMLADAVA (sixteen multiply-accumulates into a 32-bit scalar each) per sixteen
  *     values. VMLADAVA's accumulator must be an even register: gcc's "Te" constraint.
  * The four accumulators start at the (input-offset-folded) bias, are moved into one vector by two
@@ -15,8 +19,8 @@
  *
  * Two pixels at a time, each weight vector into two VMLADAVA (eight accumulators: every even
  * register), when every shift is <= 0 and out_c % 4 == 0:
- *   - 1x1 convolutions with in_c 8, 16, 32, 64 or 128: the channel loop unrolled at compile time,
- *     the four weight rows reached from one pointer by immediate offsets (mcu_cmsis_mve_dot2x4_k);
+ *   - 1x1 convolutions with in_c 8, 16, 32, 64 or 128: the channel loop unrolled at compile time
+ *     (mcu_cmsis_mve_dot2x4_k);
  *   - convolutions through im2col with in_c % 16 == 0: the two pixels' columns interleaved sixteen
  *     values at a time in scratch, so one pointer walks both (mcu_cmsis_mve_dot2x4).
  */
@@ -33,31 +37,40 @@ typedef struct {
     int32_t offset, act_min, act_max;
 } mcu_cmsis_mve_out;
 
-/** bias[0..3] + sum_{i<k} x[i] * w[j * k + i] for the rows j = 0..3 (k >= 1), as one vector. */
+/** Bytes from one weight pair to the next in the pair layout of rows of k values. */
+static inline int32_t mcu_cmsis_mve_pair_stride(int32_t k)
+{
+    return 2 * MCU_CMSIS_PAIR_DEPTH(k);
+}
+
+/** bias[0..3] + sum_{i<k} x[i] * w_j[i] for the rows j = 0..3 (k >= 1) of the two weight pairs at w
+    and w + stride, as one vector. */
 static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const int8_t *x, const int8_t *w,
                                                                           int32_t k, const int32_t *bias)
 {
     int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
-    const int8_t *w1 = w + k;
-    const int8_t *w2 = w1 + k;
-    const int8_t *w3 = w2 + k;
+    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
     int32x4_t v;
-    __asm__ volatile("dlstp.8 lr, %[k]\n"
+    /* the first pair's next vectors are loaded one iteration ahead, so loads alternate with
+       VMLADAVA (the last iteration's early load reads the second pair, inside the weights) */
+    __asm__ volatile("vld20.8 {q1, q2}, [%[w0]]\n\t"
+                     "vld21.8 {q1, q2}, [%[w0]]!\n\t"
+                     "dlstp.8 lr, %[k]\n"
                      "1:\n\t"
                      "vldrb.8 q0, [%[x]], #16\n\t"
-                     "vldrb.8 q1, [%[w0]], #16\n\t"
+                     "vld20.8 {q3, q4}, [%[w1]]\n\t"
                      "vmladava.s8 %[a0], q0, q1\n\t"
-                     "vldrb.8 q2, [%[w1]], #16\n\t"
+                     "vld21.8 {q3, q4}, [%[w1]]!\n\t"
                      "vmladava.s8 %[a1], q0, q2\n\t"
-                     "vldrb.8 q3, [%[w2]], #16\n\t"
+                     "vld20.8 {q1, q2}, [%[w0]]\n\t"
                      "vmladava.s8 %[a2], q0, q3\n\t"
-                     "vldrb.8 q1, [%[w3]], #16\n\t"
-                     "vmladava.s8 %[a3], q0, q1\n\t"
+                     "vld21.8 {q1, q2}, [%[w0]]!\n\t"
+                     "vmladava.s8 %[a3], q0, q4\n\t"
                      "letp lr, 1b\n"
                      : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w0] "+r"(w),
-                       [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)
+                       [w1] "+r"(w1)
                      : [k] "r"(k)
-                     : "q0", "q1", "q2", "q3", "lr", "memory");
+                     : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
     __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
             "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
             : [v] "=&w"(v)
@@ -65,20 +78,34 @@ static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const 
     return v;
 }
 
-/** bias + sum_{i<k} x[i] * w[i] (k >= 1). */
+/** bias + sum_{i<k} x[i] * w_r[i] (k >= 1) for the row r (0 or 1) of the weight pair at w. */
 static inline __attribute__((always_inline)) int32_t mcu_cmsis_mve_dot1(const int8_t *x, const int8_t *w, int32_t k,
-                                                                        int32_t bias)
+                                                                        int32_t bias, int32_t r)
 {
     int32_t a = bias;
-    __asm__ volatile("dlstp.8 lr, %[k]\n"
-                     "1:\n\t"
-                     "vldrb.8 q0, [%[x]], #16\n\t"
-                     "vldrb.8 q1, [%[w]], #16\n\t"
-                     "vmladava.s8 %[a], q0, q1\n\t"
-                     "letp lr, 1b\n"
-                     : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
-                     : [k] "r"(k)
-                     : "q0", "q1", "lr", "memory");
+    if (r == 0) {
+        __asm__ volatile("dlstp.8 lr, %[k]\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[x]], #16\n\t"
+                         "vld20.8 {q1, q2}, [%[w]]\n\t"
+                         "vld21.8 {q1, q2}, [%[w]]!\n\t"
+                         "vmladava.s8 %[a], q0, q1\n\t"
+                         "letp lr, 1b\n"
+                         : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
+                         : [k] "r"(k)
+                         : "q0", "q1", "q2", "lr", "memory");
+    } else {
+        __asm__ volatile("dlstp.8 lr, %[k]\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[x]], #16\n\t"
+                         "vld20.8 {q1, q2}, [%[w]]\n\t"
+                         "vld21.8 {q1, q2}, [%[w]]!\n\t"
+                         "vmladava.s8 %[a], q0, q2\n\t"
+                         "letp lr, 1b\n"
+                         : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
+                         : [k] "r"(k)
+                         : "q0", "q1", "q2", "lr", "memory");
+    }
     return a;
 }
 
@@ -108,8 +135,8 @@ static inline int mcu_cmsis_mve_shifts_right(const int32_t *shift, int32_t n)
     return 1;
 }
 
-/** out[j] = requantize(bias[j] + sum_{i<k} x[i] * weights[j * k + i]) for j < n (k >= 1);
-    right_only (a compile-time constant): every shift is <= 0. */
+/** out[j] = requantize(bias[j] + sum_{i<k} x[i] * w_j[i]) for the n rows w_j of the pair-layout
+    weights (k >= 1); right_only (a compile-time constant): every shift is <= 0. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int8_t *x, const int8_t *weights,
                                                                        int32_t k, int32_t n, const int32_t *bias,
                                                                        const int32_t *multiplier,
@@ -119,9 +146,10 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int
 {
     const int32_t offset = o->offset, act_min = o->act_min, act_max = o->act_max;
     const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
+    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
     int32_t j = 0;
     for (; j + 4 <= n; j += 4) {
-        const int32x4_t acc = mcu_cmsis_mve_dot4(x, weights + j * k, k, bias + j);
+        const int32x4_t acc = mcu_cmsis_mve_dot4(x, weights + (j >> 1) * stride, k, bias + j);
         if (right_only) {
             vstrbq_s32(out + j, mcu_cmsis_mve_requantize_right(acc, multiplier + j, shift + j, offset, lo, hi));
         } else {
@@ -129,7 +157,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int
         }
     }
     for (; j < n; j++) {
-        const int32_t acc = mcu_cmsis_mve_dot1(x, weights + j * k, k, bias[j]);
+        const int32_t acc = mcu_cmsis_mve_dot1(x, weights + (j >> 1) * stride, k, bias[j], j & 1);
         out[j] = mcu_cmsis_requantize_s8(acc, multiplier[j], shift[j], offset, act_min, act_max);
     }
 }
@@ -229,41 +257,46 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
 }
 
 /** Two pixels x four output channels: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows
-    w_j = w + j * k (k a multiple of 16), the two columns interleaved sixteen values at a time (x0's
-    at col, x1's at col + 16, then col + 32 ...). Eight accumulators, every even register but SP
-    (register variables), each weight vector into two VMLADAVA. */
+    w_j of the weight pairs at w and w + stride (k a multiple of 16), the two columns interleaved
+    sixteen values at a time (x0's at col, x1's at col + 16, then col + 32 ...). Eight accumulators,
+    every even register but SP (register variables), each weight vector into two VMLADAVA. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4(const int8_t *col, const int8_t *w, int32_t k,
                                                                        const int32_t *bias, int32x4_t *out0,
                                                                        int32x4_t *out1)
 {
     int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
     int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
-    const int8_t *w1 = w + k;
-    const int8_t *w2 = w1 + k;
-    const int8_t *w3 = w2 + k;
+    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
     int32_t n = k >> 4;
-    __asm__ volatile("1:\n\t"
+    /* the inputs and the first pair's vectors one iteration ahead (the last early loads read the
+       second pair, and 32 bytes past the columns, inside the scratch MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES
+       sizes), so loads alternate with VMLADAVA */
+    __asm__ volatile("vldrb.8 q0, [%[x]]\n\t"
+                     "vld20.8 {q2, q3}, [%[w0]]\n\t"
                      "vldrb.8 q1, [%[x], #16]\n\t"
-                     "vldrb.8 q0, [%[x]], #32\n\t"
-                     "vldrb.8 q2, [%[w0]], #16\n\t"
+                     "vld21.8 {q2, q3}, [%[w0]]!\n"
+                     "1:\n\t"
+                     "vld20.8 {q4, q5}, [%[w1]]\n\t"
                      "vmladava.s8 %[a0], q0, q2\n\t"
+                     "vld21.8 {q4, q5}, [%[w1]]!\n\t"
                      "vmladava.s8 %[b0], q1, q2\n\t"
-                     "vldrb.8 q2, [%[w1]], #16\n\t"
-                     "vmladava.s8 %[a1], q0, q2\n\t"
-                     "vmladava.s8 %[b1], q1, q2\n\t"
-                     "vldrb.8 q2, [%[w2]], #16\n\t"
-                     "vmladava.s8 %[a2], q0, q2\n\t"
-                     "vmladava.s8 %[b2], q1, q2\n\t"
-                     "vldrb.8 q2, [%[w3]], #16\n\t"
-                     "vmladava.s8 %[a3], q0, q2\n\t"
-                     "vmladava.s8 %[b3], q1, q2\n\t"
+                     "vmladava.s8 %[a1], q0, q3\n\t"
+                     "vmladava.s8 %[b1], q1, q3\n\t"
+                     "vld20.8 {q2, q3}, [%[w0]]\n\t"
+                     "vmladava.s8 %[a2], q0, q4\n\t"
+                     "vld21.8 {q2, q3}, [%[w0]]!\n\t"
+                     "vmladava.s8 %[b2], q1, q4\n\t"
+                     "vmladava.s8 %[a3], q0, q5\n\t"
+                     "vldrb.8 q0, [%[x], #32]!\n\t"
+                     "vmladava.s8 %[b3], q1, q5\n\t"
+                     "vldrb.8 q1, [%[x], #16]\n\t"
                      "subs %[n], %[n], #1\n\t"
                      "bne 1b\n"
                      : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [b0] "+Te"(b0),
-                       [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3), [x] "+r"(col), [w0] "+r"(w), [w1] "+r"(w1), [w2] "+r"(w2),
-                       [w3] "+r"(w3), [n] "+r"(n)
+                       [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3), [x] "+r"(col), [w0] "+r"(w), [w1] "+r"(w1),
+                       [n] "+r"(n)
                      :
-                     : "q0", "q1", "q2", "memory", "cc");
+                     : "q0", "q1", "q2", "q3", "q4", "q5", "memory", "cc");
     int32x4_t v0, v1;
     __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
             "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
@@ -304,7 +337,8 @@ static inline void mcu_cmsis_mve_matvec2(const int8_t *col, const int8_t *weight
                                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
                                          const mcu_cmsis_mve_out *o, int8_t *out0, int8_t *out1)
 {
-    for (int32_t j = 0; j < n; j += 4, weights += 4 * k) {
+    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
+    for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
         mcu_cmsis_mve_group2x4(col, weights, k, bias + j, multiplier + j, shift + j, o, out0 + j, out1 + j);
     }
 }
@@ -375,81 +409,111 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_
 }
 
 /** Two pixels x four output channels with k (8, 16, 32, 64 or 128: a compile-time constant) fully
-    unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j = w + j * k (w 4-byte
-    aligned), as two vectors. Eight accumulators (every even register but SP) take each weight
-    vector (VLDRW with an immediate offset: one pointer reaches the four rows) into two VMLADAVA. */
+    unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j of the weight pairs at
+    w and w + stride, as two vectors. Eight accumulators (every even register but SP) take each
+    deinterleaved weight vector into two VMLADAVA; the inputs are read by immediate offsets from x0
+    and x1, the pairs by post-incremented VLD2. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const int8_t *x0, const int8_t *x1,
                                                                          const int8_t *w, const int32_t *bias,
                                                                          int32x4_t *out0, int32x4_t *out1,
                                                                          const int32_t k)
 {
-    int32x4_t v0, v1;
-    if (k == 8) { /* eight values: widening loads (VLDRB.S16) and VMLADAVA.S16 over eight lanes */
-        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for its three pointers */
+    if (k == 8) { /* eight values: widening loads (VLDRB.S16), VMOVLB / VMOVLT split a pair's sixteen
+                     bytes into its two rows as int16, VMLADAVA.S16 over eight lanes */
+        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for the inputs */
+        const int8_t *b = (const int8_t *)bias;
+        register int32x4_t r0 __asm__("q3"), r1 __asm__("q2");
         __asm__ volatile("ldrd r0, r2, [%[b]]\n\t"
                          "ldrd r4, r6, [%[b], #8]\n\t"
                          "mov r8, r0\n\t"
                          "mov r10, r2\n\t"
                          "mov r12, r4\n\t"
                          "mov lr, r6\n\t"
+                         "add %[b], %[w], #%c[stride]\n\t"
                          "vldrb.s16 q0, [%[x0]]\n\t"
+                         "vldrb.8 q2, [%[w]]\n\t"
+                         "vmovlb.s8 q3, q2\n\t"
                          "vldrb.s16 q1, [%[x1]]\n\t"
-                         "vldrb.s16 q2, [%[w]]\n\t"
-                         "vmladava.s16 r0, q0, q2\n\t"
-                         "vmladava.s16 r8, q1, q2\n\t"
-                         "vldrb.s16 q2, [%[w], #8]\n\t"
+                         "vmovlt.s8 q2, q2\n\t"
+                         "vmladava.s16 r0, q0, q3\n\t"
+                         "vldrb.8 q4, [%[b]]\n\t"
+                         "vmladava.s16 r8, q1, q3\n\t"
+                         "vmovlb.s8 q5, q4\n\t"
                          "vmladava.s16 r2, q0, q2\n\t"
+                         "vmovlt.s8 q4, q4\n\t"
                          "vmladava.s16 r10, q1, q2\n\t"
-                         "vldrb.s16 q2, [%[w], #16]\n\t"
-                         "vmladava.s16 r4, q0, q2\n\t"
-                         "vmladava.s16 r12, q1, q2\n\t"
-                         "vldrb.s16 q2, [%[w], #24]\n\t"
-                         "vmladava.s16 r6, q0, q2\n\t"
-                         "vmladava.s16 lr, q1, q2\n\t"
-                         "vmov %q[v0][2], %q[v0][0], r0, r4\n\t"
-                         "vmov %q[v0][3], %q[v0][1], r2, r6\n\t"
-                         "vmov %q[v1][2], %q[v1][0], r8, r12\n\t"
-                         "vmov %q[v1][3], %q[v1][1], r10, lr"
-                         : [v0] "=&w"(v0), [v1] "=&w"(v1)
-                         : [x0] "l"(x0), [x1] "l"(x1), [w] "l"(w), [b] "r"(bias)
-                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "memory");
-        *out0 = v0;
-        *out1 = v1;
+                         /* the results into q3 / q2 (free now) as they complete */
+                         "vmladava.s16 r4, q0, q5\n\t"
+                         "vmov q3[2], q3[0], r0, r4\n\t"
+                         "vmladava.s16 r12, q1, q5\n\t"
+                         "vmov q2[2], q2[0], r8, r12\n\t"
+                         "vmladava.s16 r6, q0, q4\n\t"
+                         "vmov q3[3], q3[1], r2, r6\n\t"
+                         "vmladava.s16 lr, q1, q4\n\t"
+                         "vmov q2[3], q2[1], r10, lr"
+                         : "=&w"(r0), "=&w"(r1), [b] "+r"(b)
+                         : [x0] "l"(x0), [x1] "l"(x1), [w] "r"(w), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(8))
+                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
+        *out0 = r0;
+        *out1 = r1;
         return;
     }
+    /* the accumulators in the even registers VMLADAVA needs, each pixel's four starting at the bias;
+       r11 walks the second pair. Software pipelined: the next sixteen values' inputs and first pair
+       are loaded among this step's VMLADAVA, so loads and multiply-accumulates alternate; the
+       results are moved into q2 / q3 as the last step completes them */
+    register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results: the first pair's registers */
     __asm__ volatile("ldrd r0, r2, [%[b]]\n\t"
                      "ldrd r4, r6, [%[b], #8]\n\t"
                      "mov r8, r0\n\t"
                      "mov r10, r2\n\t"
                      "mov r12, r4\n\t"
                      "mov lr, r6\n\t"
-                     ".set mcu_mve_off, 0\n\t"
-                     ".rept %c[n]\n\t"
-                     "vldrb.8 q0, [%[x0], #mcu_mve_off]\n\t"
-                     "vldrb.8 q1, [%[x1], #mcu_mve_off]\n\t"
-                     "vldrw.u32 q2, [%[w], #mcu_mve_off]\n\t"
+                     "add r11, %[w], #%c[stride]\n\t"
+                     "vldrb.8 q0, [%[x0]]\n\t"
+                     "vld20.8 {q2, q3}, [%[w]]\n\t"
+                     "vldrb.8 q1, [%[x1]]\n\t"
+                     "vld21.8 {q2, q3}, [%[w]]!\n\t"
+                     ".set mcu_mve_off, 16\n\t"
+                     ".rept (%c[n] - 1)\n\t"
+                     "vld20.8 {q4, q5}, [r11]\n\t"
                      "vmladava.s8 r0, q0, q2\n\t"
+                     "vld21.8 {q4, q5}, [r11]!\n\t"
                      "vmladava.s8 r8, q1, q2\n\t"
-                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + %c[k])]\n\t"
-                     "vmladava.s8 r2, q0, q2\n\t"
-                     "vmladava.s8 r10, q1, q2\n\t"
-                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + 2 * %c[k])]\n\t"
-                     "vmladava.s8 r4, q0, q2\n\t"
-                     "vmladava.s8 r12, q1, q2\n\t"
-                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + 3 * %c[k])]\n\t"
-                     "vmladava.s8 r6, q0, q2\n\t"
-                     "vmladava.s8 lr, q1, q2\n\t"
+                     "vmladava.s8 r2, q0, q3\n\t"
+                     "vmladava.s8 r10, q1, q3\n\t"
+                     "vld20.8 {q2, q3}, [%[w]]\n\t"
+                     "vmladava.s8 r4, q0, q4\n\t"
+                     "vld21.8 {q2, q3}, [%[w]]!\n\t"
+                     "vmladava.s8 r12, q1, q4\n\t"
+                     "vmladava.s8 r6, q0, q5\n\t"
+                     "vldrb.8 q0, [%[x0], #mcu_mve_off]\n\t"
+                     "vmladava.s8 lr, q1, q5\n\t"
+                     "vldrb.8 q1, [%[x1], #mcu_mve_off]\n\t"
                      ".set mcu_mve_off, mcu_mve_off + 16\n\t"
                      ".endr\n\t"
-                     "vmov %q[v0][2], %q[v0][0], r0, r4\n\t"
-                     "vmov %q[v0][3], %q[v0][1], r2, r6\n\t"
-                     "vmov %q[v1][2], %q[v1][0], r8, r12\n\t"
-                     "vmov %q[v1][3], %q[v1][1], r10, lr"
-                     : [v0] "=&w"(v0), [v1] "=&w"(v1)
-                     : [x0] "r"(x0), [x1] "r"(x1), [w] "r"(w), [b] "r"(bias), [n] "i"(k / 16), [k] "i"(k)
-                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "memory");
-    *out0 = v0;
-    *out1 = v1;
+                     /* the last sixteen values, the results moved into q4 / q5 as they complete */
+                     "vld20.8 {q4, q5}, [r11]\n\t"
+                     "vmladava.s8 r0, q0, q2\n\t"
+                     "vld21.8 {q4, q5}, [r11]!\n\t"
+                     "vmladava.s8 r8, q1, q2\n\t"
+                     "vmladava.s8 r2, q0, q3\n\t"
+                     "vmladava.s8 r10, q1, q3\n\t"
+                     "vmladava.s8 r4, q0, q4\n\t"
+                     "vmov q2[2], q2[0], r0, r4\n\t"
+                     "vmladava.s8 r12, q1, q4\n\t"
+                     "vmov q3[2], q3[0], r8, r12\n\t"
+                     "vmladava.s8 r6, q0, q5\n\t"
+                     "vmov q2[3], q2[1], r2, r6\n\t"
+                     "vmladava.s8 lr, q1, q5\n\t"
+                     "vmov q3[3], q3[1], r10, lr\n\t"
+                     "sub %[w], %[w], #(32 * %c[n])\n\t" /* w as it came */
+                     : "=&w"(r0), "=&w"(r1)
+                     : [w] "r"(w), [b] "r"(bias), [x0] "r"(x0), [x1] "r"(x1), [n] "i"(k / 16),
+                       [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(k))
+                     : "r0", "r2", "r4", "r6", "r8", "r10", "r11", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
+    *out0 = r0;
+    *out1 = r1;
 }
 
 /** Two pixels' outputs (every shift <= 0, n a multiple of 4, k a compile-time constant of
@@ -462,7 +526,8 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
                                                                           int32x4_t lo, int32x4_t hi, int8_t *out0,
                                                                           int8_t *out1, const int32_t k)
 {
-    for (int32_t j = 0; j < n; j += 4, weights += 4 * k) {
+    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
+    for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
         int32x4_t a0, a1;
         mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k);
         const int32x4_t s = vldrwq_s32(shift + j), m = vldrwq_s32(multiplier + j);
@@ -524,7 +589,7 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const 
 {
     if (mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
 #if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
-        if (p->out_c % 4 == 0 && ((uintptr_t)weights & 3) == 0) { /* k unrolled: 8, 16, 32, 64, 128 */
+        if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128 */
             switch (p->in_c) {
             case 8:
                 mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 8);

@@ -57,6 +57,30 @@ def scratch_size(macro: str, *args: int) -> KernelSize:
     return kernel_size("cmsis_nn", macro, *args)
 
 
+# ---- the pair layout of the matrix products' weights ------------------------------------------------
+
+def pair_depth(k: int) -> int:
+    """K of a row pair in the pair layout, padded as the kernels read it (MCU_CMSIS_PAIR_DEPTH)."""
+    return kernel_size("cmsis_nn", "MCU_CMSIS_PAIR_DEPTH", k).bytes
+
+
+def pair_rows(w: np.ndarray) -> np.ndarray:
+    """[rows][K] int8 weights in the pair layout of mcu_kernels_cmsis_nn.h: rows 2j and 2j + 1 byte
+    interleaved (w[2j][0], w[2j + 1][0], w[2j][1], ...), each pair padded with zeros to
+    pair_depth(K) columns, an odd last row paired with a row of zeros; flat int8."""
+    rows, k = w.shape
+    out = np.zeros(((rows + 1) // 2, pair_depth(k), 2), np.int8)
+    out[:, :k, 0] = w[0::2]
+    out[: rows // 2, :k, 1] = w[1::2]
+    return out.reshape(-1)
+
+
+def unpair_rows(flat: np.ndarray, rows: int, k: int) -> np.ndarray:
+    """The [rows][K] weights back from their pair layout (pair_rows)."""
+    pairs = np.asarray(flat).reshape((rows + 1) // 2, pair_depth(k), 2)[:, :k]
+    return pairs.transpose(0, 2, 1).reshape(-1, k)[:rows]
+
+
 # ---- checks -----------------------------------------------------------------------------------------
 
 def int8_io(caps: dict[str, Expr]) -> str | None:
