@@ -731,7 +731,7 @@ def test_lowering_picks_the_kernel_variants():
     assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 3 * 2 * 8
     call = conv(rng, (5, 5), 6, 5, (3, 3))
     _, k = lowered(call)
-    assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 3 * 2 * 56 + 56
+    assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 3 * 2 * 56 + 56 + 4
     w = call.args[1].data.reshape(5, 54).astype(np.int64)
     pairs = k.constants["weights"].reshape(3, 64, 2)  # 54 values padded to 64, five rows to three pairs
     assert np.array_equal(pairs[:, :54, 0], w[0::2]) and np.array_equal(pairs[:2, :54, 1], w[1::2])

@@ -19,7 +19,7 @@ static uint8_t *kws_arena = NULL;
 static void (*kws_profiler)(int layer) = NULL;
 
 /* Each kernel's scratch buffer covers what its header declares it needs. */
-_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 280, "layer 0: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 284, "layer 0: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 1: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 2: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 3: scratch smaller than the kernel needs");

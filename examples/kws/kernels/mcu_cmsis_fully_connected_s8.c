@@ -2,9 +2,10 @@
  * int8 fully connected layer: each input row times the [units][depth] weights (pair layout).
  *
  * DSP path: the input rows widened into scratch as int16 pairs (mcu_cmsis_pair_dsp.h); one row:
- * two weight pairs (four units) per step, each loaded weight word split by SXTB16 / SXTB16 ROR #8
- * and fed to two SMLAD with the row's word; more rows: three at a time through the convolutions'
- * block product (mcu_cmsis_pair_matmul3).
+ * two weight pairs (four units) per step, the input word and the two weight words loaded back to
+ * back, each weight word split by SXTB16 / SXTB16 ROR #8 and fed to two SMLAD (12 cycles for 8
+ * multiply-accumulates; inline assembly, four steps per iteration); more rows: three at a time
+ * through the convolutions' block product (mcu_cmsis_pair_matmul3).
  *
  * MVE path: mcu_cmsis_gemm_mve.h (four units per step, sixteen inputs per VMLADAVA, the four units
  * requantized as one vector).
@@ -16,29 +17,59 @@
 #include "mcu_kernels_cmsis_nn.h"
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-/** acc += x (a widened input word) times the two rows of the weight word at w. */
-static inline void fc_pair_step(int32_t x, const int8_t *w, int32_t *a, int32_t *b)
-{
-    const int32_t word = mcu_read_s8x4(w);
-    *a = mcu_smlad(x, mcu_sxtb16(word), *a);
-    *b = mcu_smlad(x, mcu_sxtb16_ror8(word), *b);
-}
+#if !defined(MCU_CMSIS_DSP_EMULATE)
+/* One step (two values) of the row: the input word and the two pairs' weight words loaded back to
+   back (the pointers biased by -4 bytes, WB "!" on the last step of a run advances them), each
+   weight word split by SXTB16 / SXTB16 ROR #8 into its two units. */
+#define FC_STEP_(S, WB)                                                                                            \
+    "ldr %[x], [%[xp], #(4 * " #S " + 4)]" WB "\n\t"                                                              \
+    "ldr %[w0], [%[p0], #(4 * " #S " + 4)]" WB "\n\t"                                                             \
+    "ldr %[w1], [%[p1], #(4 * " #S " + 4)]" WB "\n\t"                                                             \
+    "sxtb16 %[t], %[w0], ror #8\n\t"                                                                              \
+    "sxtb16 %[w0], %[w0]\n\t"                                                                                     \
+    "smlad %[a0], %[x], %[w0], %[a0]\n\t"                                                                         \
+    "smlad %[b0], %[x], %[t], %[b0]\n\t"                                                                          \
+    "sxtb16 %[t], %[w1], ror #8\n\t"                                                                              \
+    "sxtb16 %[w1], %[w1]\n\t"                                                                                     \
+    "smlad %[a1], %[x], %[w1], %[a1]\n\t"                                                                         \
+    "smlad %[b1], %[x], %[t], %[b1]\n\t"
+#define FC_OPERANDS                                                                                                \
+    [a0] "+r"(a0), [b0] "+r"(b0), [a1] "+r"(a1), [b1] "+r"(b1), [xp] "+r"(x), [p0] "+r"(w0), [p1] "+r"(w1),       \
+        [x] "=&r"(xw), [w0] "=&r"(u), [w1] "=&r"(v), [t] "=&r"(t)
+#endif
 
-/** acc[0..3] (units of pairs w0 and w1) += the widened row x (steps words) times their weights. */
+/** acc[0..3] (units of pairs w0 and w1) += the widened row x (steps words, an even count) times
+    their weights. */
 static inline __attribute__((always_inline)) void fc_dot2(const int32_t *x, int32_t steps, const int8_t *w0,
                                                           const int8_t *w1, int32_t *acc)
 {
     int32_t a0 = acc[0], b0 = acc[1], a1 = acc[2], b1 = acc[3];
-    const int32_t *const end = x + steps;
-    for (; x != end; x += 2, w0 += 8, w1 += 8) { /* steps is even: two per iteration */
-        const int32_t x0 = x[0], x1 = x[1];
-        fc_pair_step(x0, w0, &a0, &b0);
-        fc_pair_step(x0, w1, &a1, &b1);
-        mcu_schedule_barrier();
-        fc_pair_step(x1, w0 + 4, &a0, &b0);
-        fc_pair_step(x1, w1 + 4, &a1, &b1);
-        mcu_schedule_barrier();
+#if defined(MCU_CMSIS_DSP_EMULATE)
+    for (int32_t s = 0; s < steps; s++, w0 += 4, w1 += 4) {
+        const int32_t u = mcu_read_s8x4(w0), v = mcu_read_s8x4(w1);
+        a0 = mcu_smlad(x[s], mcu_sxtb16(u), a0);
+        b0 = mcu_smlad(x[s], mcu_sxtb16_ror8(u), b0);
+        a1 = mcu_smlad(x[s], mcu_sxtb16(v), a1);
+        b1 = mcu_smlad(x[s], mcu_sxtb16_ror8(v), b1);
     }
+#else
+    int32_t xw, u, v, t;
+    x = (const int32_t *)(const void *)((const int8_t *)x - 4);
+    w0 -= 4;
+    w1 -= 4;
+    if (steps & 2) {
+        __asm__ volatile(FC_STEP_(0, "") FC_STEP_(1, "!") : FC_OPERANDS : : "memory");
+    }
+    if (steps >= 4) { /* four steps per iteration */
+        const int32_t *const end = x + (steps & ~3);
+        __asm__ volatile("1:\n\t" FC_STEP_(0, "") FC_STEP_(1, "") FC_STEP_(2, "") FC_STEP_(3, "!")
+                         "cmp %[xp], %[end]\n\t"
+                         "bne 1b\n\t"
+                         : FC_OPERANDS
+                         : [end] "r"(end)
+                         : "memory", "cc");
+    }
+#endif
     acc[0] = a0, acc[1] = b0, acc[2] = a1, acc[3] = b1;
 }
 

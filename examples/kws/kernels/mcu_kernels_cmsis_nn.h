@@ -102,9 +102,10 @@ static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int3
 
 /** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: on the DSP path three im2col
     columns widened to int16, K rounded up to a multiple of four (6 * K4), and one int8 column
-    (K4); the MVE path uses two int8 columns (2K). The code generator sizes the scratch buffer with
+    (K4, and 4 bytes its whole-word row copies may write past it); the MVE path uses two int8
+    columns (2K) and reads 32 bytes past them. The code generator sizes the scratch buffer with
     this macro (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
-#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (7 * (((k) + 3) / 4 * 4))
+#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (7 * (((k) + 3) / 4 * 4) + 4)
 
 /** Convolution through im2col: any filter, stride, dilation and padding. Weights: the [out_c][k_h *
     k_w * in_c] OHWI rows in the pair layout; scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w

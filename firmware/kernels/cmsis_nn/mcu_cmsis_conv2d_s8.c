@@ -8,7 +8,7 @@
  * DSP path: three pixels' columns widened into scratch (mcu_cmsis_pair_dsp.h: interleaved int16
  * pairs, straight from the input when in_c % 4 == 0, else through one int8 column), then two
  * output channels x three pixels per step. Scratch: the widened block (6 * K4 bytes), then the int8
- * column (K4).
+ * column (K4 and 4 bytes of slack).
  *
  * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with in_c % 16 == 0
  * two pixels' columns interleaved and two pixels x four output channels per step).
@@ -21,15 +21,20 @@
 
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-/** n int8 values (whole words, then the last n % 4 bytes). */
+/** n int8 values: two words at a time, then a word, then the last n % 4 bytes. */
 static inline void copy_s8(const int8_t *src, int8_t *dst, int32_t n)
 {
-    int32_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        mcu_write_s8x4(dst + i, mcu_read_s8x4(src + i));
+    for (; n >= 8; n -= 8, src += 8, dst += 8) {
+        const int32_t a = mcu_read_s8x4(src), b = mcu_read_s8x4(src + 4);
+        mcu_write_s8x4(dst, a);
+        mcu_write_s8x4(dst + 4, b);
     }
-    for (; i < n; i++) {
-        dst[i] = src[i];
+    if (n >= 4) {
+        mcu_write_s8x4(dst, mcu_read_s8x4(src));
+        src += 4, dst += 4, n -= 4;
+    }
+    for (; n > 0; n--) {
+        *dst++ = *src++;
     }
 }
 
@@ -41,16 +46,26 @@ static inline void fill_s8(int8_t *dst, int8_t v, int32_t n)
 }
 
 /** The receptive field of output pixel (oy, ox) as int8 values in [k_h][k_w][in_c] order, padded
-    taps holding the input zero point (DSP path: mcu_cmsis_pair_pixels widens two of them). */
-static void im2col_s8(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox, int8_t *col)
+    taps holding the input zero point (widened by widen_run); a window wholly inside the input
+    without horizontal dilation is k_h copied rows. */
+static __attribute__((noinline)) void im2col_s8(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy,
+                                               int32_t ox, int8_t *col)
 {
-    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, dil_w = p->dil_w;
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_h = p->k_h, k_w = p->k_w, dil_w = p->dil_w;
     const int8_t pad_value = (int8_t)(-p->input_offset);
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int32_t row = k_w * in_c;
     const int whole = dil_w == 1 && ix0 >= 0 && ix0 + k_w <= in_w; /* each filter row: one run of input */
-    for (int32_t ky = 0; ky < p->k_h; ky++, col += row) {
+    if (whole && iy0 >= 0 && iy0 + (k_h - 1) * p->dil_h < in_h) {
+        const int32_t step = p->dil_h * in_w * in_c;
+        const int8_t *src = input + (iy0 * in_w + ix0) * in_c;
+        for (int32_t ky = 0; ky < k_h; ky++, col += row, src += step) {
+            copy_s8(src, col, row);
+        }
+        return;
+    }
+    for (int32_t ky = 0; ky < k_h; ky++, col += row) {
         const int32_t iy = iy0 + ky * p->dil_h;
         if (iy < 0 || iy >= in_h) {
             fill_s8(col, pad_value, row);
@@ -69,47 +84,117 @@ static void im2col_s8(const mcu_cmsis_conv_params *p, const int8_t *input, int32
     }
 }
 
-/** The input pixel of tap (ky, kx) of output pixel (oy, ox), or NULL when the tap is padding. */
-static inline const int8_t *tap_pixel(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox,
-                                      int32_t ky, int32_t kx)
+/** n int8 values (a multiple of four) at src widened into column slot `slot` of the block, sixteen
+    at a time, then eight, then four. */
+static inline __attribute__((always_inline)) void widen_run(const int8_t *src, int32_t n, int32_t *slot)
 {
-    const int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-    const int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
-    if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w) {
-        return NULL;
+    for (; n >= 16; n -= 16, src += 16, slot += 8 * MCU_PAIR_COLUMNS) {
+        const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
+        const int32_t x2 = mcu_read_s8x4(src + 8), x3 = mcu_read_s8x4(src + 12);
+        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot + 4 * MCU_PAIR_COLUMNS, x2, MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot + 6 * MCU_PAIR_COLUMNS, x3, MCU_PAIR_COLUMNS);
     }
-    return input + (iy * p->in_w + ix) * p->in_c;
+    if (n & 8) {
+        const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
+        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS);
+        src += 8, slot += 4 * MCU_PAIR_COLUMNS;
+    }
+    if (n & 4) {
+        mcu_pair_put4(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS);
+    }
+}
+
+/** n values (a multiple of four) of the input zero point into column slot `slot`. */
+static inline void widen_pad(int32_t pad4, int32_t n, int32_t *slot)
+{
+    for (int32_t i = 0; i < n; i += 4, slot += 2 * MCU_PAIR_COLUMNS) {
+        mcu_pair_put4(slot, pad4, MCU_PAIR_COLUMNS);
+    }
 }
 
 /** The receptive field of output pixel (oy, ox) straight into column slot `slot` of the widened
-    block (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point. */
-static void im2col_widened(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox,
-                           int32_t *slot)
+    block (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point,
+    a filter row wholly inside the input (no dilation across it) is one run. */
+static __attribute__((noinline)) void im2col_widened(const mcu_cmsis_conv_params *p, const int8_t *input,
+                                                    int32_t oy, int32_t ox, int32_t *slot)
 {
-    const int32_t in_c = p->in_c;
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, dil_w = p->dil_w;
     const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
-    for (int32_t ky = 0; ky < p->k_h; ky++) {
-        for (int32_t kx = 0; kx < p->k_w; kx++) {
-            const int8_t *s = tap_pixel(p, input, oy, ox, ky, kx);
-            for (int32_t c = 0; c < in_c; c += 4, slot += 6) {
-                mcu_pair_put4(slot, s != NULL ? mcu_read_s8x4(s + c) : pad4, MCU_PAIR_COLUMNS);
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int32_t row = k_w * in_c;
+    const int whole = dil_w == 1 && ix0 >= 0 && ix0 + k_w <= in_w;
+    for (int32_t ky = 0; ky < p->k_h; ky++, slot += row / 2 * MCU_PAIR_COLUMNS) {
+        const int32_t iy = iy0 + ky * p->dil_h;
+        if (iy < 0 || iy >= in_h) {
+            widen_pad(pad4, row, slot);
+        } else if (whole) {
+            widen_run(input + (iy * in_w + ix0) * in_c, row, slot);
+        } else {
+            for (int32_t kx = 0; kx < k_w; kx++) {
+                const int32_t ix = ix0 + kx * dil_w;
+                int32_t *const tap = slot + kx * in_c / 2 * MCU_PAIR_COLUMNS;
+                if (ix < 0 || ix >= in_w) {
+                    widen_pad(pad4, in_c, tap);
+                } else {
+                    widen_run(input + (iy * in_w + ix) * in_c, in_c, tap);
+                }
             }
         }
     }
 }
 
-/** Output pixel n's receptive field into column slot `slot` of the widened block (stage: an int8
-    column of K values, when in_c % 4 != 0). */
-static void im2col_column(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t n, int32_t k, int8_t *stage,
-                          int32_t *slot)
+/** What every pixel's window shares: a window starting at (iy0, ix0) with 0 <= ix0 <= x_max and 0
+    <= iy0 <= y_max is wholly inside the input, its k_h filter rows runs of `row` values `step`
+    bytes apart (x_max < 0 when the filter is dilated horizontally). With in_c % 4 != 0 its rows are
+    copied `words` whole words each (the last word may read up to three values past the row: the
+    input pixels right of the window, inside the input when ix0 <= x_max; and write them past the
+    row, where the next row's copy or the column's zero-weight tail takes them). */
+struct window {
+    int32_t x_max, y_max, row, step, words;
+};
+
+/** The k_h rows of an inside window, `words` whole words each, `step` bytes apart at src, into the
+    int8 column at d (`row` bytes apart). */
+static inline __attribute__((always_inline)) void copy_rows(const int8_t *src, int32_t step, int32_t k_h,
+                                                            int32_t words, int32_t row, int8_t *d)
 {
-    const int32_t oy = n / p->out_w, ox = n % p->out_w;
+    for (; k_h > 0; k_h--, src += step, d += row) {
+        for (int32_t i = 0; i < 4 * words; i += 4) {
+            mcu_write_s8x4(d + i, mcu_read_s8x4(src + i));
+        }
+    }
+}
+
+/** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
+    from the input rows when in_c % 4 == 0, else through `stage` (an int8 column of K4 values and 4
+    bytes of slack; the values past K meet zero weights). */
+static void im2col_column(const mcu_cmsis_conv_params *p, const struct window *g, const int8_t *input, int32_t oy,
+                          int32_t ox, int32_t k4, int8_t *stage, int32_t *slot)
+{
+    const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
+    const int inside = ix0 >= 0 && ix0 <= g->x_max && iy0 >= 0 && iy0 <= g->y_max;
     if ((p->in_c & 3) == 0) {
-        im2col_widened(p, input, oy, ox, slot);
+        if (!inside) {
+            im2col_widened(p, input, oy, ox, slot);
+            return;
+        }
+        const int8_t *src = input + (iy0 * p->in_w + ix0) * p->in_c;
+        const int32_t row = g->row;
+        for (int32_t ky = p->k_h; ky > 0; ky--, src += g->step, slot += row / 2 * MCU_PAIR_COLUMNS) {
+            widen_run(src, row, slot);
+        }
+        return;
+    }
+    if (inside) {
+        copy_rows(input + (iy0 * p->in_w + ix0) * p->in_c, g->step, p->k_h, g->words, g->row, stage);
     } else {
         im2col_s8(p, input, oy, ox, stage);
-        mcu_pair_column(stage, k, slot);
     }
+    widen_run(stage, k4, slot);
 }
 #elif !defined(MCU_CMSIS_USE_MVE)
 typedef int16_t col_t; /* the plain path's im2col values */
@@ -191,16 +276,33 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     int32_t n = 0;
 #if defined(MCU_CMSIS_USE_DSP)
     const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max};
+    const int32_t k4 = mcu_pair_k4(k);
     int32_t *const col = (int32_t *)(void *)scratch; /* the widened block, then the int8 column */
-    int8_t *const stage = (int8_t *)(col + 3 * mcu_pair_k4(k) / 2);
-    (void)out_w;
+    int8_t *const stage = (int8_t *)(col + 3 * k4 / 2);
+    for (int32_t i = k; i < k4; i++) {
+        stage[i] = 0; /* the int8 column's tail: im2col_s8 writes the first k */
+    }
+    const int32_t row = p->k_w * p->in_c, words = (row + 3) / 4;
+    const int32_t over = (p->in_c & 3) ? (4 * words - row + p->in_c - 1) / p->in_c : 0; /* pixels read past a row */
+    const struct window g = {p->dil_w == 1 ? p->in_w - p->k_w - over : -1, p->in_h - 1 - (p->k_h - 1) * p->dil_h,
+                             row, p->dil_h * p->in_w * p->in_c, words};
+    int32_t oy = 0, ox = 0; /* pixel n */
     for (; n < pixels; n += MCU_PAIR_COLUMNS) {
         /* a short last block: its last pixel again, computed twice into the same place */
         const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;
         const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
-        im2col_column(p, input, n, k, stage, col);
-        im2col_column(p, input, n1, k, stage, col + 1);
-        im2col_column(p, input, n2, k, stage, col + 2);
+        int32_t y = oy, x = ox;
+        im2col_column(p, &g, input, y, x, k4, stage, col);
+        for (int32_t j = 1; j < MCU_PAIR_COLUMNS; j++) {
+            if (n + j < pixels && ++x == out_w) {
+                x = 0, y++;
+            }
+            im2col_column(p, &g, input, y, x, k4, stage, col + j);
+        }
+        if (++x == out_w) { /* the next block's first pixel */
+            x = 0, y++;
+        }
+        oy = y, ox = x;
         mcu_cmsis_pair_matmul3(&o, weights, k, bias, multiplier, shift, rq, col, output + n * out_c,
                                output + n1 * out_c, output + n2 * out_c);
     }
