@@ -734,10 +734,19 @@ def test_lowering_picks_the_kernel_variants():
     assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 3 * 2 * 56 + 56 + 4
     w = call.args[1].data.reshape(5, 54).astype(np.int64)
     pairs = k.constants["weights"].reshape(3, 64, 2)  # 54 values padded to 64, five rows to three pairs
-    assert np.array_equal(pairs[:, :54, 0], w[0::2]) and np.array_equal(pairs[:2, :54, 1], w[1::2])
+    # K >= 48: the offset layout, each pair's first row stored plus 128 as uint8, padding 0
+    assert k.params["pair_offset"] == 1
+    assert np.array_equal(pairs[:, :54, 0].view(np.uint8).astype(np.int64) - 128, w[0::2])
+    assert np.array_equal(pairs[:2, :54, 1], w[1::2])
     assert not pairs[:, 54:].any() and not pairs[2, :, 1].any()
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
+    call = conv(rng, (5, 5), 4, 3, (3, 3))  # K = 36: the plain layout
+    _, k = lowered(call)
+    w = call.args[1].data.reshape(3, 36)
+    pairs = k.constants["weights"].reshape(2, 48, 2)
+    assert k.params["pair_offset"] == 0 and np.array_equal(pairs[:, :36, 0], w[0::2])
+    assert np.array_equal(pairs[:1, :36, 1], w[1::2])
     fc_call = fc(rng, 1, 37, 3)
     _, k = lowered(fc_call)
     assert k.scratch_bytes == 3 * 2 * 40 and k.constants["weights"].size == 2 * 2 * 48

@@ -96,7 +96,7 @@ int kws_run(void)
             .k_h = 10, .k_w = 4, .stride_h = 2, .stride_w = 2,
             .dil_h = 1, .dil_w = 1, .pad_top = 4, .pad_left = 1,
             .input_offset = -83, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 0,
         };
         mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 8000), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
                        kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8492), (int8_t *)(arena + 0));
@@ -125,7 +125,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l2_weights, kws_l2_bias, kws_l2_multiplier,
                        kws_l2_shift, kws_l2_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -154,7 +154,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l4_weights, kws_l4_bias, kws_l4_multiplier,
                        kws_l4_shift, kws_l4_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -183,7 +183,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l6_weights, kws_l6_bias, kws_l6_multiplier,
                        kws_l6_shift, kws_l6_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -212,7 +212,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l8_weights, kws_l8_bias, kws_l8_multiplier,
                        kws_l8_shift, kws_l8_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));

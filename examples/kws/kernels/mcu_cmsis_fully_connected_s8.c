@@ -121,7 +121,7 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
     }
 #elif defined(MCU_CMSIS_USE_DSP)
     if (depth > 0) {
-        const mcu_pair_out o = {units, out_offset, act_min, act_max};
+        const mcu_pair_out o = {units, out_offset, act_min, act_max, 0};
         int32_t *const col = (int32_t *)(void *)scratch;
         int32_t r = 0;
         if (rows == 1) {
@@ -132,25 +132,24 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
         for (; r < rows; r += MCU_PAIR_COLUMNS) { /* a short last block: its last row again */
             const int32_t r1 = r + 1 < rows ? r + 1 : rows - 1;
             const int32_t r2 = r + 2 < rows ? r + 2 : rows - 1;
-            mcu_pair_column(input + r * depth, depth, col);
-            mcu_pair_column(input + r1 * depth, depth, col + 1);
-            mcu_pair_column(input + r2 * depth, depth, col + 2);
-            mcu_cmsis_pair_matmul3(&o, weights, depth, bias, multiplier, shift, rq, col, output + r * units,
+            const int32_t sums[3] = {0, 0, 0}; /* the plain pair layout: unused */
+            mcu_pair_column(input + r * depth, depth, col, NULL);
+            mcu_pair_column(input + r1 * depth, depth, col + 1, NULL);
+            mcu_pair_column(input + r2 * depth, depth, col + 2, NULL);
+            mcu_cmsis_pair_matmul3(&o, weights, depth, bias, multiplier, shift, rq, col, sums, output + r * units,
                                    output + r1 * units, output + r2 * units);
         }
         return;
     }
 #endif
     /* plain path (and depth 0: every unit is its bias) */
-    const int32_t stride = 2 * MCU_CMSIS_PAIR_DEPTH(depth);
     for (int32_t r = 0; r < rows; r++) {
         const int8_t *x = input + r * depth;
         int8_t *out = output + r * units;
         for (int32_t u = 0; u < units; u++) {
-            const int8_t *w = weights + (u >> 1) * stride + (u & 1); /* row u of the pair layout */
             int32_t acc = bias[u];
             for (int32_t d = 0; d < depth; d++) {
-                acc += x[d] * w[2 * d];
+                acc += x[d] * mcu_cmsis_pair_weight(weights, depth, u, d, 0);
             }
             out[u] = mcu_cmsis_requantize_s8(acc, multiplier[u], shift[u], out_offset, act_min, act_max);
         }

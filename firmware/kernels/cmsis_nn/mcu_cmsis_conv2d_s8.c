@@ -85,41 +85,43 @@ static __attribute__((noinline)) void im2col_s8(const mcu_cmsis_conv_params *p, 
 }
 
 /** n int8 values (a multiple of four) at src widened into column slot `slot` of the block, sixteen
-    at a time, then eight, then four. */
-static inline __attribute__((always_inline)) void widen_run(const int8_t *src, int32_t n, int32_t *slot)
+    at a time, then eight, then four; sum: NULL or the column's running sum (mcu_pair_put4). */
+static inline __attribute__((always_inline)) void widen_run(const int8_t *src, int32_t n, int32_t *slot,
+                                                            int32_t *sum)
 {
     for (; n >= 16; n -= 16, src += 16, slot += 8 * MCU_PAIR_COLUMNS) {
         const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
         const int32_t x2 = mcu_read_s8x4(src + 8), x3 = mcu_read_s8x4(src + 12);
-        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS);
-        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS);
-        mcu_pair_put4(slot + 4 * MCU_PAIR_COLUMNS, x2, MCU_PAIR_COLUMNS);
-        mcu_pair_put4(slot + 6 * MCU_PAIR_COLUMNS, x3, MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 4 * MCU_PAIR_COLUMNS, x2, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 6 * MCU_PAIR_COLUMNS, x3, MCU_PAIR_COLUMNS, sum);
     }
     if (n & 8) {
         const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
-        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS);
-        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum);
         src += 8, slot += 4 * MCU_PAIR_COLUMNS;
     }
     if (n & 4) {
-        mcu_pair_put4(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS, sum);
     }
 }
 
-/** n values (a multiple of four) of the input zero point into column slot `slot`. */
-static inline void widen_pad(int32_t pad4, int32_t n, int32_t *slot)
+/** n values (a multiple of four) of the input zero point into column slot `slot`; sum as widen_run. */
+static inline __attribute__((always_inline)) void widen_pad(int32_t pad4, int32_t n, int32_t *slot, int32_t *sum)
 {
     for (int32_t i = 0; i < n; i += 4, slot += 2 * MCU_PAIR_COLUMNS) {
-        mcu_pair_put4(slot, pad4, MCU_PAIR_COLUMNS);
+        mcu_pair_put4(slot, pad4, MCU_PAIR_COLUMNS, sum);
     }
 }
 
 /** The receptive field of output pixel (oy, ox) straight into column slot `slot` of the widened
     block (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point,
     a filter row wholly inside the input (no dilation across it) is one run. */
-static __attribute__((noinline)) void im2col_widened(const mcu_cmsis_conv_params *p, const int8_t *input,
-                                                    int32_t oy, int32_t ox, int32_t *slot)
+static inline __attribute__((always_inline)) void im2col_widened_body(const mcu_cmsis_conv_params *p,
+                                                                      const int8_t *input, int32_t oy, int32_t ox,
+                                                                      int32_t *slot, int32_t *sum)
 {
     const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, dil_w = p->dil_w;
     const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
@@ -130,17 +132,17 @@ static __attribute__((noinline)) void im2col_widened(const mcu_cmsis_conv_params
     for (int32_t ky = 0; ky < p->k_h; ky++, slot += row / 2 * MCU_PAIR_COLUMNS) {
         const int32_t iy = iy0 + ky * p->dil_h;
         if (iy < 0 || iy >= in_h) {
-            widen_pad(pad4, row, slot);
+            widen_pad(pad4, row, slot, sum);
         } else if (whole) {
-            widen_run(input + (iy * in_w + ix0) * in_c, row, slot);
+            widen_run(input + (iy * in_w + ix0) * in_c, row, slot, sum);
         } else {
             for (int32_t kx = 0; kx < k_w; kx++) {
                 const int32_t ix = ix0 + kx * dil_w;
                 int32_t *const tap = slot + kx * in_c / 2 * MCU_PAIR_COLUMNS;
                 if (ix < 0 || ix >= in_w) {
-                    widen_pad(pad4, in_c, tap);
+                    widen_pad(pad4, in_c, tap, sum);
                 } else {
-                    widen_run(input + (iy * in_w + ix) * in_c, in_c, tap);
+                    widen_run(input + (iy * in_w + ix) * in_c, in_c, tap, sum);
                 }
             }
         }
@@ -157,35 +159,67 @@ struct window {
     int32_t x_max, y_max, row, step, words;
 };
 
+/** k_h rows of W whole words each, `step` bytes apart at src, into the int8 column at d (`row`
+    bytes apart). */
+#define COPY_ROWS(W)                                                                                               \
+    for (; k_h > 0; k_h--, src += step, d += row) {                                                               \
+        for (int32_t i = 0; i < 4 * (W); i += 4) {                                                                \
+            mcu_write_s8x4(d + i, mcu_read_s8x4(src + i));                                                        \
+        }                                                                                                          \
+    }
+
 /** The k_h rows of an inside window, `words` whole words each, `step` bytes apart at src, into the
-    int8 column at d (`row` bytes apart). */
+    int8 column at d (`row` bytes apart); rows of up to four words unrolled. */
 static inline __attribute__((always_inline)) void copy_rows(const int8_t *src, int32_t step, int32_t k_h,
                                                             int32_t words, int32_t row, int8_t *d)
 {
-    for (; k_h > 0; k_h--, src += step, d += row) {
-        for (int32_t i = 0; i < 4 * words; i += 4) {
-            mcu_write_s8x4(d + i, mcu_read_s8x4(src + i));
-        }
+    switch (words) {
+    case 1:
+        COPY_ROWS(1)
+        break;
+    case 2:
+        COPY_ROWS(2)
+        break;
+    case 3:
+        COPY_ROWS(3)
+        break;
+    case 4:
+        COPY_ROWS(4)
+        break;
+    default:
+        COPY_ROWS(words)
+        break;
     }
 }
 
 /** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
     from the input rows when in_c % 4 == 0, else through `stage` (an int8 column of K4 values and 4
-    bytes of slack; the values past K meet zero weights). */
-static void im2col_column(const mcu_cmsis_conv_params *p, const struct window *g, const int8_t *input, int32_t oy,
-                          int32_t ox, int32_t k4, int8_t *stage, int32_t *slot)
+    bytes of slack; the values past K are set to 0: they meet zero weights, and the offset layout's
+    column sums count them). */
+static inline __attribute__((always_inline)) void im2col_column_body(const mcu_cmsis_conv_params *p,
+                                                                     const struct window *g, const int8_t *input,
+                                                                     int32_t oy, int32_t ox, int32_t k, int32_t k4,
+                                                                     int8_t *stage, int32_t *slot, int32_t *sum)
 {
+    /* the sum in a local: the column's stores cannot alias it */
+    int32_t acc = 0, *const s = sum != NULL ? &acc : NULL;
     const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
     const int inside = ix0 >= 0 && ix0 <= g->x_max && iy0 >= 0 && iy0 <= g->y_max;
     if ((p->in_c & 3) == 0) {
         if (!inside) {
-            im2col_widened(p, input, oy, ox, slot);
+            im2col_widened_body(p, input, oy, ox, slot, s);
+            if (sum != NULL) {
+                *sum = acc;
+            }
             return;
         }
         const int8_t *src = input + (iy0 * p->in_w + ix0) * p->in_c;
         const int32_t row = g->row;
         for (int32_t ky = p->k_h; ky > 0; ky--, src += g->step, slot += row / 2 * MCU_PAIR_COLUMNS) {
-            widen_run(src, row, slot);
+            widen_run(src, row, slot, s);
+        }
+        if (sum != NULL) {
+            *sum = acc;
         }
         return;
     }
@@ -194,7 +228,29 @@ static void im2col_column(const mcu_cmsis_conv_params *p, const struct window *g
     } else {
         im2col_s8(p, input, oy, ox, stage);
     }
-    widen_run(stage, k4, slot);
+    for (int32_t i = k; i < k4; i++) {
+        stage[i] = 0;
+    }
+    widen_run(stage, k4, slot, s);
+    if (sum != NULL) {
+        *sum = acc;
+    }
+}
+
+/* Not inlined, one per layout: the plain layout builds the columns alone, the offset layout also
+   sums each. */
+static __attribute__((noinline)) void im2col_column(const mcu_cmsis_conv_params *p, const struct window *g,
+                                                    const int8_t *input, int32_t oy, int32_t ox, int32_t k,
+                                                    int32_t k4, int8_t *stage, int32_t *slot)
+{
+    im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, NULL);
+}
+
+static __attribute__((noinline)) void im2col_column_sum(const mcu_cmsis_conv_params *p, const struct window *g,
+                                                        const int8_t *input, int32_t oy, int32_t ox, int32_t k,
+                                                        int32_t k4, int8_t *stage, int32_t *slot, int32_t *sum)
+{
+    im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, sum);
 }
 #elif !defined(MCU_CMSIS_USE_MVE)
 typedef int16_t col_t; /* the plain path's im2col values */
@@ -231,12 +287,12 @@ static void im2col(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t 
     }
 }
 
-/** sum col[i] * w[2 * i] (a weight row of the pair layout: every other byte). */
-static int32_t dot(const col_t *col, const int8_t *w, int32_t k)
+/** sum col[i] * w_oc[i] for the row oc of the pair-layout weights. */
+static int32_t dot(const col_t *col, const int8_t *weights, int32_t k, int32_t oc, int32_t offset)
 {
     int32_t acc = 0;
     for (int32_t i = 0; i < k; i++) {
-        acc += col[i] * w[2 * i];
+        acc += col[i] * mcu_cmsis_pair_weight(weights, k, oc, i, offset);
     }
     return acc;
 }
@@ -250,11 +306,9 @@ static void mat_mult_2cols(const mcu_cmsis_conv_params *p, const int8_t *weights
     const int32_t out_offset = p->output_offset;
     const int32_t act_min = p->act_min;
     const int32_t act_max = p->act_max;
-    const int32_t stride = 2 * MCU_CMSIS_PAIR_DEPTH(k);
     for (int32_t oc = 0; oc < out_c; oc++) {
-        const int8_t *w = weights + (oc >> 1) * stride + (oc & 1); /* row oc of the pair layout */
-        const int32_t acc0 = bias[oc] + dot(col0, w, k);
-        const int32_t acc1 = bias[oc] + dot(col1, w, k);
+        const int32_t acc0 = bias[oc] + dot(col0, weights, k, oc, p->pair_offset);
+        const int32_t acc1 = bias[oc] + dot(col1, weights, k, oc, p->pair_offset);
         out0[oc] = mcu_cmsis_requantize_s8(acc0, multiplier[oc], shift[oc], out_offset, act_min, act_max);
         out1[oc] = mcu_cmsis_requantize_s8(acc1, multiplier[oc], shift[oc], out_offset, act_min, act_max);
     }
@@ -275,13 +329,10 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int32_t pixels = p->out_h * out_w;
     int32_t n = 0;
 #if defined(MCU_CMSIS_USE_DSP)
-    const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max};
+    const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
     const int32_t k4 = mcu_pair_k4(k);
     int32_t *const col = (int32_t *)(void *)scratch; /* the widened block, then the int8 column */
     int8_t *const stage = (int8_t *)(col + 3 * k4 / 2);
-    for (int32_t i = k; i < k4; i++) {
-        stage[i] = 0; /* the int8 column's tail: im2col_s8 writes the first k */
-    }
     const int32_t row = p->k_w * p->in_c, words = (row + 3) / 4;
     const int32_t over = (p->in_c & 3) ? (4 * words - row + p->in_c - 1) / p->in_c : 0; /* pixels read past a row */
     const struct window g = {p->dil_w == 1 ? p->in_w - p->k_w - over : -1, p->in_h - 1 - (p->k_h - 1) * p->dil_h,
@@ -292,18 +343,22 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;
         const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
         int32_t y = oy, x = ox;
-        im2col_column(p, &g, input, y, x, k4, stage, col);
-        for (int32_t j = 1; j < MCU_PAIR_COLUMNS; j++) {
-            if (n + j < pixels && ++x == out_w) {
+        int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
+        for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
+            if (j > 0 && n + j < pixels && ++x == out_w) {
                 x = 0, y++;
             }
-            im2col_column(p, &g, input, y, x, k4, stage, col + j);
+            if (p->pair_offset) {
+                im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
+            } else {
+                im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
+            }
         }
         if (++x == out_w) { /* the next block's first pixel */
             x = 0, y++;
         }
         oy = y, ox = x;
-        mcu_cmsis_pair_matmul3(&o, weights, k, bias, multiplier, shift, rq, col, output + n * out_c,
+        mcu_cmsis_pair_matmul3(&o, weights, k, bias, multiplier, shift, rq, col, sums, output + n * out_c,
                                output + n1 * out_c, output + n2 * out_c);
     }
 #else

@@ -32,9 +32,9 @@
 #define MCU_PAIR_COLUMNS 3
 
 /** The output stage of a matrix product: its row count (output channels or units), offset and
-    clamp. */
+    clamp, and whether its weights are in the offset pair layout (mcu_kernels_cmsis_nn.h). */
 typedef struct {
-    int32_t rows, offset, act_min, act_max;
+    int32_t rows, offset, act_min, act_max, pair_offset;
 } mcu_pair_out;
 
 /** K rounded up to whole groups of four (the widened columns' length). */
@@ -44,63 +44,106 @@ static inline int32_t mcu_pair_k4(int32_t k)
 }
 
 /** Four int8 values x (values 4g .. 4g + 3 of a column) into their two words (x0, x1) and (x2, x3)
-    at slot and slot + cols (cols: the columns interleaved in the block). */
-static inline __attribute__((always_inline)) void mcu_pair_put4(int32_t *slot, int32_t x, const int32_t cols)
+    at slot and slot + cols (cols: the columns interleaved in the block); sum (NULL, or the column's
+    running sum, for the offset layout) += x0 + x1 + x2 + x3. */
+static inline __attribute__((always_inline)) void mcu_pair_put4(int32_t *slot, int32_t x, const int32_t cols,
+                                                                int32_t *sum)
 {
     const int32_t x02 = mcu_sxtb16(x), x13 = mcu_sxtb16_ror8(x);
-    slot[0] = mcu_pkhbt16(x02, x13);
-    slot[cols] = mcu_pkhtb16(x13, x02);
+    const int32_t lo = mcu_pkhbt16(x02, x13), hi = mcu_pkhtb16(x13, x02);
+    slot[0] = lo;
+    slot[cols] = hi;
+    if (sum != NULL) {
+        *sum = mcu_smlad(lo, 0x00010001, mcu_smlad(hi, 0x00010001, *sum));
+    }
 }
 
 /** n int8 values (any n) into the column at slot of a block of `cols` interleaved columns, zero
-    padded to whole groups of four. */
+    padded to whole groups of four; sum as mcu_pair_put4. */
 static inline __attribute__((always_inline)) void mcu_pair_column_of(const int8_t *x, int32_t n, int32_t *slot,
-                                                                     const int32_t cols)
+                                                                     const int32_t cols, int32_t *sum)
 {
     int32_t i = 0;
     for (; i + 4 <= n; i += 4, slot += 2 * cols) {
-        mcu_pair_put4(slot, mcu_read_s8x4(x + i), cols);
+        mcu_pair_put4(slot, mcu_read_s8x4(x + i), cols, sum);
     }
     if (i < n) {
         int8_t tail[4] = {0, 0, 0, 0};
         for (int32_t j = 0; i + j < n; j++) {
             tail[j] = x[i + j];
         }
-        mcu_pair_put4(slot, mcu_read_s8x4(tail), cols);
+        mcu_pair_put4(slot, mcu_read_s8x4(tail), cols, sum);
     }
 }
 
-/** n values into column slot `slot` (the block + p) of the three-column block. */
-static inline void mcu_pair_column(const int8_t *x, int32_t n, int32_t *slot)
+/** n values into column slot `slot` (the block + p) of the three-column block; sum as
+    mcu_pair_put4. */
+static inline __attribute__((always_inline)) void mcu_pair_column(const int8_t *x, int32_t n, int32_t *slot,
+                                                                  int32_t *sum)
 {
-    mcu_pair_column_of(x, n, slot, MCU_PAIR_COLUMNS);
+    mcu_pair_column_of(x, n, slot, MCU_PAIR_COLUMNS, sum);
 }
 
 /** n values as one column alone (word s: values 2s, 2s + 1). */
 static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *col)
 {
-    mcu_pair_column_of(x, n, col, 1);
+    mcu_pair_column_of(x, n, col, 1, NULL);
 }
 
 #if !defined(MCU_CMSIS_DSP_EMULATE)
 /* One step (two values) of the block, the pointers biased by -4 bytes (so the last loads of a run
    of N steps can advance them by pre-indexed writeback, no separate adds): the weight word at byte
-   4S + 4 of wp, the three column words at byte 12S + 4 of cp. WB is "!" on the last step of a run. */
-#define MCU_PAIR_STEP_(S, WWB, CWB)                                                                                \
-    "ldr %[w], [%[wp], #(4 * " #S " + 4)]" WWB "\n\t"                                                            \
-    "ldr %[c0], [%[cp], #(12 * " #S " + 4)]\n\t"                                                                 \
-    "ldr %[c1], [%[cp], #(12 * " #S " + 8)]\n\t"                                                                 \
-    "ldr %[c2], [%[cp], #(12 * " #S " + 12)]" CWB "\n\t"                                                         \
-    "sxtb16 %[b], %[w], ror #8\n\t"                                                                              \
-    "sxtb16 %[w], %[w]\n\t"                                                                                      \
-    "smlad %[a0], %[c0], %[w], %[a0]\n\t"                                                                        \
-    "smlad %[b0], %[c0], %[b], %[b0]\n\t"                                                                        \
-    "smlad %[a1], %[c1], %[w], %[a1]\n\t"                                                                        \
-    "smlad %[b1], %[c1], %[b], %[b1]\n\t"                                                                        \
-    "smlad %[a2], %[c2], %[w], %[a2]\n\t"                                                                        \
+   4S + 4 of wp, the three column words at byte 12S + 4 of cp. WB is "!" on the last step of a run.
+   The plain layout splits the weight word into both rows' pairs (w: row a, b: row b); the offset
+   layout takes its UXTB16 (b: row a plus 128, into a0..a2) and the raw word (w, into b0..b2). */
+#define MCU_PAIR_LOADS_(S, WWB, CWB)                                                                               \
+    "ldr %[w], [%[wp], #(4 * " #S " + 4)]" WWB "\n\t"                                                             \
+    "ldr %[c0], [%[cp], #(12 * " #S " + 4)]\n\t"                                                                  \
+    "ldr %[c1], [%[cp], #(12 * " #S " + 8)]\n\t"                                                                  \
+    "ldr %[c2], [%[cp], #(12 * " #S " + 12)]" CWB "\n\t"
+#define MCU_PAIR_MACS                                                                                              \
+    "smlad %[a0], %[c0], %[w], %[a0]\n\t"                                                                         \
+    "smlad %[b0], %[c0], %[b], %[b0]\n\t"                                                                         \
+    "smlad %[a1], %[c1], %[w], %[a1]\n\t"                                                                         \
+    "smlad %[b1], %[c1], %[b], %[b1]\n\t"                                                                         \
+    "smlad %[a2], %[c2], %[w], %[a2]\n\t"                                                                         \
     "smlad %[b2], %[c2], %[b], %[b2]\n\t"
-#define MCU_PAIR_STEP(S) MCU_PAIR_STEP_(S, "", "")
-#define MCU_PAIR_LAST(S) MCU_PAIR_STEP_(S, "!", "!")
+#define MCU_PAIR_STEP_(S, WWB, CWB)                                                                                \
+    MCU_PAIR_LOADS_(S, WWB, CWB) "sxtb16 %[b], %[w], ror #8\n\t"                                                  \
+                                 "sxtb16 %[w], %[w]\n\t" MCU_PAIR_MACS
+#define MCU_PAIR_OMACS                                                                                             \
+    "smlad %[a0], %[c0], %[b], %[a0]\n\t"                                                                         \
+    "smlad %[b0], %[c0], %[w], %[b0]\n\t"                                                                         \
+    "smlad %[a1], %[c1], %[b], %[a1]\n\t"                                                                         \
+    "smlad %[b1], %[c1], %[w], %[b1]\n\t"                                                                         \
+    "smlad %[a2], %[c2], %[b], %[a2]\n\t"                                                                         \
+    "smlad %[b2], %[c2], %[w], %[b2]\n\t"
+#define MCU_PAIR_OSTEP_(S, WWB, CWB) MCU_PAIR_LOADS_(S, WWB, CWB) "uxtb16 %[b], %[w]\n\t" MCU_PAIR_OMACS
+
+/* The K loop of one step kind (STEP_ is MCU_PAIR_STEP_ or MCU_PAIR_OSTEP_): two and four step
+   runs for steps % 8, then eight steps per iteration. */
+#define MCU_PAIR_LOOP(STEP_)                                                                                       \
+    do {                                                                                                           \
+        if (steps & 2) {                                                                                           \
+            __asm__ volatile(STEP_(0, "", "") STEP_(1, "!", "!") : MCU_PAIR_OPERANDS : : "memory");               \
+        }                                                                                                          \
+        if (steps & 4) {                                                                                           \
+            __asm__ volatile(STEP_(0, "", "") STEP_(1, "", "") STEP_(2, "", "") STEP_(3, "!", "!")               \
+                             : MCU_PAIR_OPERANDS                                                                   \
+                             :                                                                                     \
+                             : "memory");                                                                          \
+        }                                                                                                          \
+        if (steps >= 8) {                                                                                          \
+            const int32_t *const end = cp + 3 * (steps & ~7);                                                      \
+            __asm__ volatile("1:\n\t" STEP_(0, "", "") STEP_(1, "", "") STEP_(2, "", "") STEP_(3, "", "")         \
+                                 STEP_(4, "", "") STEP_(5, "", "") STEP_(6, "", "") STEP_(7, "!", "!")             \
+                             "cmp %[cp], %[end]\n\t"                                                               \
+                             "bne 1b\n\t"                                                                          \
+                             : MCU_PAIR_OPERANDS                                                                   \
+                             : [end] "r"(end)                                                                      \
+                             : "memory", "cc");                                                                    \
+        }                                                                                                          \
+    } while (0)
 
 #define MCU_PAIR_OPERANDS                                                                                          \
     [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [wp] "+r"(wp),       \
@@ -108,15 +151,23 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
 #endif
 
 /** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
-    values, an even count) times the pair's weights at wp. */
+    values, an even count) times the pair's weights at wp. sums: NULL for the plain pair layout;
+    for the offset layout 128 * each column's sum of values. The offset layout's loop keeps row a
+    plus 128 (UXTB16, started at acc - 128 * sum x) in a0..a2 and the raw words' products (the same
+    plus 256 * row b's sums) in b0..b2, then splits them. */
 static inline __attribute__((always_inline)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
-                                                                int32_t *acc)
+                                                                int32_t *acc, const int32_t *sums)
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], b0 = acc[3], b1 = acc[4], b2 = acc[5];
+    if (sums != NULL) {
+        a0 -= sums[0], a1 -= sums[1], a2 -= sums[2];
+        b0 = a0, b1 = a1, b2 = a2;
+    }
 #if defined(MCU_CMSIS_DSP_EMULATE)
     for (int32_t s = 0; s < steps; s++, wp += 4, cp += 3) {
         const int32_t word = mcu_read_s8x4(wp);
-        const int32_t wa = mcu_sxtb16(word), wb = mcu_sxtb16_ror8(word);
+        const int32_t wa = sums != NULL ? mcu_uxtb16(word) : mcu_sxtb16(word);
+        const int32_t wb = sums != NULL ? word : mcu_sxtb16_ror8(word);
         a0 = mcu_smlad(cp[0], wa, a0);
         b0 = mcu_smlad(cp[0], wb, b0);
         a1 = mcu_smlad(cp[1], wa, a1);
@@ -126,28 +177,19 @@ static inline __attribute__((always_inline)) void mcu_pair_dot3(const int8_t *wp
     }
 #else
     int32_t w, b, c0, c1, c2;
-    wp -= 4; /* the biased pointers of MCU_PAIR_STEP_ */
+    wp -= 4; /* the biased pointers of MCU_PAIR_LOADS_ */
     cp = (const int32_t *)(const void *)((const int8_t *)cp - 4);
-    if (steps & 2) {
-        __asm__ volatile(MCU_PAIR_STEP(0) MCU_PAIR_LAST(1) : MCU_PAIR_OPERANDS : : "memory");
-    }
-    if (steps & 4) {
-        __asm__ volatile(MCU_PAIR_STEP(0) MCU_PAIR_STEP(1) MCU_PAIR_STEP(2) MCU_PAIR_LAST(3)
-                         : MCU_PAIR_OPERANDS
-                         :
-                         : "memory");
-    }
-    if (steps >= 8) { /* eight steps per iteration */
-        const int32_t *const end = cp + 3 * (steps & ~7);
-        __asm__ volatile("1:\n\t" MCU_PAIR_STEP(0) MCU_PAIR_STEP(1) MCU_PAIR_STEP(2) MCU_PAIR_STEP(3)
-                         MCU_PAIR_STEP(4) MCU_PAIR_STEP(5) MCU_PAIR_STEP(6) MCU_PAIR_LAST(7)
-                         "cmp %[cp], %[end]\n\t"
-                         "bne 1b\n\t"
-                         : MCU_PAIR_OPERANDS
-                         : [end] "r"(end)
-                         : "memory", "cc");
+    if (sums != NULL) {
+        MCU_PAIR_LOOP(MCU_PAIR_OSTEP_);
+    } else {
+        MCU_PAIR_LOOP(MCU_PAIR_STEP_);
     }
 #endif
+    if (sums != NULL) { /* a: row a's sums; b - a: 256 * row b's */
+        b0 = acc[3] + ((int32_t)((uint32_t)b0 - (uint32_t)a0) >> 8);
+        b1 = acc[4] + ((int32_t)((uint32_t)b1 - (uint32_t)a1) >> 8);
+        b2 = acc[5] + ((int32_t)((uint32_t)b2 - (uint32_t)a2) >> 8);
+    }
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = b0, acc[4] = b1, acc[5] = b2;
 }
 
@@ -166,19 +208,22 @@ static inline int32_t mcu_pair_requant(const mcu_pair_out *o, const int32_t *mul
     return mcu_cmsis_requantize_s8(acc, multiplier[r], shift[r], o->offset, o->act_min, o->act_max);
 }
 
-/** out_p[r] for every row r and the three columns p from the widened column block of k values;
-    `mode` a constant in each instance below, so each has its own straight epilogue. */
+/** out_p[r] for every row r and the three columns p from the widened column block of k values
+    (sums: 128 * each column's sum of values, read with the offset layout); `mode` a constant in each
+    instance below, so each has its own straight epilogue. */
 static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
     const mcu_pair_out *o, const int8_t *weights, int32_t k, const int32_t *bias, const int32_t *multiplier,
-    const int32_t *shift, const int32_t *rq, const int32_t *col, int8_t *out0, int8_t *out1, int8_t *out2, int mode)
+    const int32_t *shift, const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0, int8_t *out1,
+    int8_t *out2, int mode)
 {
     const int32_t rows = o->rows;
     const int32_t steps = mcu_pair_k4(k) >> 1;
     const int32_t stride = 2 * MCU_CMSIS_PAIR_DEPTH(k);
+    const int32_t *const s = o->pair_offset ? sums : NULL;
     int32_t r = 0;
     for (; r + 2 <= rows; r += 2, weights += stride) {
         int32_t acc[6] = {bias[r], bias[r], bias[r], bias[r + 1], bias[r + 1], bias[r + 1]};
-        mcu_pair_dot3(weights, col, steps, acc);
+        mcu_pair_dot3(weights, col, steps, acc, s);
         /* all six values before the stores: an int8 store may alias the records, forcing reloads */
         const int32_t v0a = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[0]);
         const int32_t v1a = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[1]);
@@ -195,7 +240,7 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
     }
     if (r < rows) { /* an odd last row: its pair's second row is zeros */
         int32_t acc[6] = {bias[r], bias[r], bias[r], 0, 0, 0};
-        mcu_pair_dot3(weights, col, steps, acc);
+        mcu_pair_dot3(weights, col, steps, acc, s);
         const int32_t v0 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[0]);
         const int32_t v1 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[1]);
         const int32_t v2 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[2]);
@@ -207,11 +252,12 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
 
 #if !defined(MCU_CMSIS_DSP_EMULATE)
 /*
- * The fast form's pair loop in assembly (mcu_pair_rows3_asm): per pair of rows, the accumulators
- * start at the biases, the K loop runs (eight steps per iteration, entered at step 8 - (steps % 8)
- * so any even step count needs no remainder code: every step is 48 bytes of 32-bit instructions),
- * and the six results are requantized (mcu_cmsis_rq + SSAT) and stored. The K loop holds every
- * register, so the pair state lives in this job record (offsets fixed: the assembly reads them).
+ * The fast form's pair loop in assembly (mcu_pair_rows3_asm, mcu_pair_rows3_asm_offset for the
+ * offset layout): per pair of rows, the accumulators start at the biases, the K loop runs (eight
+ * steps per iteration, entered at step 8 - (steps % 8) so any even step count needs no remainder
+ * code: every step is a fixed number of 32-bit instructions), and the six results are requantized
+ * (mcu_cmsis_rq + SSAT) and stored. The K loop holds every register, so the pair state lives in
+ * this job record (offsets fixed: the assembly reads them).
  */
 struct mcu_pair_job {
     int32_t d2, d1;        /* 0, 4: out2 - out0, out1 - out0 */
@@ -225,13 +271,20 @@ struct mcu_pair_job {
     const int32_t *rq_end; /* 36: the records after the last pair */
     uintptr_t entry;       /* 40: the K loop's entry address (set by the assembly) */
     int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 */
+    int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
+    int32_t bias_b;        /* 60: the offset layout's row b bias, kept for the results */
 };
 
-#define MCU_PAIR_ASTEP_(S, WB)                                                                                     \
+/* Registers in the K loop: r2-r4 row a, r5-r7 row b (columns 0..2), r8 the weight word, r9 its
+   split, r10-r12 the column words, r1 the weights, lr the columns, r0 their end. */
+#define MCU_PAIR_ALOADS_(S, WB)                                                                                    \
     "ldr.w r8, [r1, #(4 * " #S " + 4)]" WB "\n\t"                                                                 \
     "ldr.w r10, [lr, #(12 * " #S " + 4)]\n\t"                                                                     \
     "ldr.w r11, [lr, #(12 * " #S " + 8)]\n\t"                                                                     \
-    "ldr.w r12, [lr, #(12 * " #S " + 12)]" WB "\n\t"                                                              \
+    "ldr.w r12, [lr, #(12 * " #S " + 12)]" WB "\n\t"
+/* plain layout: 12 instructions (48 bytes) per step */
+#define MCU_PAIR_ASTEP_(S, WB)                                                                                     \
+    MCU_PAIR_ALOADS_(S, WB)                                                                                        \
     "sxtb16 r9, r8, ror #8\n\t"                                                                                   \
     "sxtb16 r8, r8\n\t"                                                                                           \
     "smlad r2, r10, r8, r2\n\t"                                                                                   \
@@ -240,6 +293,17 @@ struct mcu_pair_job {
     "smlad r6, r11, r9, r6\n\t"                                                                                   \
     "smlad r4, r12, r8, r4\n\t"                                                                                   \
     "smlad r7, r12, r9, r7\n\t"
+/* offset layout: 11 instructions (44 bytes) per step; row a plus 128 into r2-r4, the raw word's
+   products into r5-r7 */
+#define MCU_PAIR_AOSTEP_(S, WB)                                                                                    \
+    MCU_PAIR_ALOADS_(S, WB)                                                                                        \
+    "uxtb16 r9, r8\n\t"                                                                                           \
+    "smlad r2, r10, r9, r2\n\t"                                                                                   \
+    "smlad r5, r10, r8, r5\n\t"                                                                                   \
+    "smlad r3, r11, r9, r3\n\t"                                                                                   \
+    "smlad r6, r11, r8, r6\n\t"                                                                                   \
+    "smlad r4, r12, r9, r4\n\t"                                                                                   \
+    "smlad r7, r12, r8, r7\n\t"
 
 /* requantize accumulator A into r11 (record m, add, right in r8, r9, r10) */
 #define MCU_PAIR_AREQ(A)                                                                                           \
@@ -249,69 +313,116 @@ struct mcu_pair_job {
     "asr r11, r11, r10\n\t"                                                                                       \
     "ssat r11, #8, r11\n\t"
 
-/* r0: the job. Registers in the K loop: r2-r4 row a, r5-r7 row b (columns 0..2), r8/r9 the weight
-   word's halves, r10-r12 the column words, r1 the weights, lr the columns, r0 their end. */
+/* r0: the job; the entry address = label 4 + e * STEP_BYTES */
+#define MCU_PAIR_APROLOGUE(STEP_BYTES)                                                                             \
+    "push {r4-r11, lr}\n\t"                                                                                       \
+    "push {r0}\n\t" /* [sp]: the job */                                                                           \
+    "adr.w r9, 4f\n\t"                                                                                            \
+    "ldr r8, [r0, #44]\n\t"                                                                                       \
+    "mov r10, #" #STEP_BYTES "\n\t"                                                                               \
+    "mla r9, r8, r10, r9\n\t"                                                                                     \
+    "orr r9, r9, #1\n\t"                                                                                          \
+    "str r9, [r0, #40]\n\t"                                                                                       \
+    "ldr r1, [r0, #16]\n"
+
+/* the K loop of STEP_, at label 4 */
+#define MCU_PAIR_AKLOOP(STEP_)                                                                                     \
+    ".balign 4\n"                                                                                                 \
+    "4:\n\t" STEP_(0, "") STEP_(1, "") STEP_(2, "") STEP_(3, "") STEP_(4, "") STEP_(5, "") STEP_(6, "")            \
+        STEP_(7, "!")                                                                                              \
+    "cmp lr, r0\n\t"                                                                                              \
+    "bne 4b\n\t"
+
+/* the six results stored, the job advanced to the next pair (loop at label 1) */
+#define MCU_PAIR_AEPILOGUE                                                                                         \
+    "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    MCU_PAIR_AREQ("r2") "strb r11, [r12]\n\t"                                                                     \
+    MCU_PAIR_AREQ("r3") "strb r11, [r12, r1]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r4") "strb r11, [r12, r0]\n\t"                                                                 \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    "add r12, r12, #1\n\t"                                                                                        \
+    MCU_PAIR_AREQ("r5") "strb r11, [r12]\n\t"                                                                     \
+    MCU_PAIR_AREQ("r6") "strb r11, [r12, r1]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r7") "strb r11, [r12, r0]\n\t"                                                                 \
+    "add r12, r12, #1\n\t"                                                                                        \
+    "ldr r0, [sp]\n\t"                                                                                            \
+    "str r12, [r0, #8]\n\t"                                                                                       \
+    "str lr, [r0, #12]\n\t"                                                                                       \
+    "ldr r8, [r0, #36]\n\t"                                                                                       \
+    "ldr r1, [r0, #16]\n\t"                                                                                       \
+    "ldr r9, [r0, #32]\n\t"                                                                                       \
+    "cmp lr, r8\n\t"                                                                                              \
+    "add r1, r1, r9\n\t"                                                                                          \
+    "bne 1b\n\t"                                                                                                  \
+    "add sp, #4\n\t"                                                                                              \
+    "pop {r4-r11, pc}\n\t"
+
 __attribute__((naked, noinline)) static void mcu_pair_rows3_asm(struct mcu_pair_job *job)
 {
     (void)job;
-    __asm__ volatile(
-        "push {r4-r11, lr}\n\t"
-        "push {r0}\n\t" /* [sp]: the job */
-        "adr.w r9, 4f\n\t"
-        "ldr r8, [r0, #44]\n\t"
-        "mov r10, #48\n\t"
-        "mla r9, r8, r10, r9\n\t"
-        "orr r9, r9, #1\n\t"
-        "str r9, [r0, #40]\n\t"
-        "ldr r1, [r0, #16]\n"
-        "1:\n\t" /* a pair: the biases, then into the K loop */
-        "ldr r0, [sp]\n\t"
-        "ldr r8, [r0, #20]\n\t"
-        "ldr lr, [r0, #24]\n\t"
-        "ldrd r2, r5, [r8], #8\n\t"
-        "str r8, [r0, #20]\n\t"
-        "mov r3, r2\n\t"
-        "mov r4, r2\n\t"
-        "mov r6, r5\n\t"
-        "mov r7, r5\n\t"
-        "ldr r9, [r0, #40]\n\t"
-        "ldr r0, [r0, #28]\n\t"
-        "bx r9\n\t"
-        ".balign 4\n"
-        "4:\n\t" MCU_PAIR_ASTEP_(0, "") MCU_PAIR_ASTEP_(1, "") MCU_PAIR_ASTEP_(2, "") MCU_PAIR_ASTEP_(3, "")
-            MCU_PAIR_ASTEP_(4, "") MCU_PAIR_ASTEP_(5, "") MCU_PAIR_ASTEP_(6, "") MCU_PAIR_ASTEP_(7, "!")
-        "cmp lr, r0\n\t"
-        "bne 4b\n\t"
-        /* the six results */
-        "ldr r0, [sp]\n\t"
-        "str r1, [r0, #16]\n\t"
-        "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */
-        "ldm lr!, {r8, r9, r10}\n\t"
-        MCU_PAIR_AREQ("r2") "strb r11, [r12]\n\t"
-        MCU_PAIR_AREQ("r3") "strb r11, [r12, r1]\n\t"
-        MCU_PAIR_AREQ("r4") "strb r11, [r12, r0]\n\t"
-        "ldm lr!, {r8, r9, r10}\n\t"
-        "add r12, r12, #1\n\t"
-        MCU_PAIR_AREQ("r5") "strb r11, [r12]\n\t"
-        MCU_PAIR_AREQ("r6") "strb r11, [r12, r1]\n\t"
-        MCU_PAIR_AREQ("r7") "strb r11, [r12, r0]\n\t"
-        "add r12, r12, #1\n\t"
-        "ldr r0, [sp]\n\t"
-        "str r12, [r0, #8]\n\t"
-        "str lr, [r0, #12]\n\t"
-        "ldr r8, [r0, #36]\n\t"
-        "ldr r1, [r0, #16]\n\t"
-        "ldr r9, [r0, #32]\n\t"
-        "cmp lr, r8\n\t"
-        "add r1, r1, r9\n\t"
-        "bne 1b\n\t"
-        "add sp, #4\n\t"
-        "pop {r4-r11, pc}\n\t");
+    __asm__ volatile(MCU_PAIR_APROLOGUE(48)
+                     "1:\n\t" /* a pair: the biases, then into the K loop */
+                     "ldr r0, [sp]\n\t"
+                     "ldr r8, [r0, #20]\n\t"
+                     "ldr lr, [r0, #24]\n\t"
+                     "ldrd r2, r5, [r8], #8\n\t"
+                     "str r8, [r0, #20]\n\t"
+                     "mov r3, r2\n\t"
+                     "mov r4, r2\n\t"
+                     "mov r6, r5\n\t"
+                     "mov r7, r5\n\t"
+                     "ldr r9, [r0, #40]\n\t"
+                     "ldr r0, [r0, #28]\n\t"
+                     "bx r9\n\t"
+                     MCU_PAIR_AKLOOP(MCU_PAIR_ASTEP_)
+                     "ldr r0, [sp]\n\t"
+                     "str r1, [r0, #16]\n\t"
+                     MCU_PAIR_AEPILOGUE);
 }
 
-/** The fast form's full pairs (`pairs` >= 1) through mcu_pair_rows3_asm. */
+/* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's
+   results are bias_b + (raw - row a) / 256. */
+__attribute__((naked, noinline)) static void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
+{
+    (void)job;
+    __asm__ volatile(MCU_PAIR_APROLOGUE(44)
+                     "1:\n\t"
+                     "ldr r0, [sp]\n\t"
+                     "ldr r8, [r0, #20]\n\t"
+                     "ldr lr, [r0, #24]\n\t"
+                     "ldrd r2, r5, [r8], #8\n\t"
+                     "str r8, [r0, #20]\n\t"
+                     "str r5, [r0, #60]\n\t"
+                     "ldr r9, [r0, #48]\n\t"
+                     "ldr r10, [r0, #52]\n\t"
+                     "ldr r11, [r0, #56]\n\t"
+                     "sub r3, r2, r10\n\t"
+                     "sub r4, r2, r11\n\t"
+                     "sub r2, r2, r9\n\t"
+                     "mov r5, r2\n\t"
+                     "mov r6, r3\n\t"
+                     "mov r7, r4\n\t"
+                     "ldr r9, [r0, #40]\n\t"
+                     "ldr r0, [r0, #28]\n\t"
+                     "bx r9\n\t"
+                     MCU_PAIR_AKLOOP(MCU_PAIR_AOSTEP_)
+                     "ldr r0, [sp]\n\t"
+                     "str r1, [r0, #16]\n\t"
+                     "ldr r8, [r0, #60]\n\t"
+                     "sub r5, r5, r2\n\t"
+                     "add r5, r8, r5, asr #8\n\t"
+                     "sub r6, r6, r3\n\t"
+                     "add r6, r8, r6, asr #8\n\t"
+                     "sub r7, r7, r4\n\t"
+                     "add r7, r8, r7, asr #8\n\t"
+                     MCU_PAIR_AEPILOGUE);
+}
+
+/** The fast form's full pairs (`pairs` >= 1) through the assembly. */
 static void mcu_pair_fast_pairs(const int8_t *weights, int32_t k, int32_t pairs, const int32_t *bias,
-                                const int32_t *rq, const int32_t *col, int8_t *out0, int8_t *out1, int8_t *out2)
+                                const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0,
+                                int8_t *out1, int8_t *out2)
 {
     const int32_t steps = mcu_pair_k4(k) >> 1;
     const int32_t e = (8 - (steps & 7)) & 7;
@@ -329,55 +440,64 @@ static void mcu_pair_fast_pairs(const int8_t *weights, int32_t k, int32_t pairs,
         .rq_end = rq + 6 * pairs,
         .entry = 0,
         .e = e,
+        .sums = {0, 0, 0},
+        .bias_b = 0,
     };
-    mcu_pair_rows3_asm(&job);
+    if (sums != NULL) {
+        job.sums[0] = sums[0], job.sums[1] = sums[1], job.sums[2] = sums[2];
+        mcu_pair_rows3_asm_offset(&job);
+    } else {
+        mcu_pair_rows3_asm(&job);
+    }
 }
 #endif
 
 /* Not inlined: one copy of each, the row loop with every register to itself. */
 __attribute__((noinline)) static void mcu_pair_matmul3_fast(const mcu_pair_out *o, const int8_t *weights, int32_t k,
                                                             const int32_t *bias, const int32_t *rq,
-                                                            const int32_t *col, int8_t *out0, int8_t *out1,
-                                                            int8_t *out2)
+                                                            const int32_t *col, const int32_t *sums, int8_t *out0,
+                                                            int8_t *out1, int8_t *out2)
 {
 #if !defined(MCU_CMSIS_DSP_EMULATE)
     const int32_t pairs = o->rows >> 1;
     if (pairs > 0 && k > 0) {
-        mcu_pair_fast_pairs(weights, k, pairs, bias, rq, col, out0, out1, out2);
+        mcu_pair_fast_pairs(weights, k, pairs, bias, rq, col, o->pair_offset ? sums : NULL, out0, out1, out2);
         if ((o->rows & 1) == 0) {
             return;
         }
         const int32_t done = 2 * pairs; /* the odd last row below */
-        const mcu_pair_out last = {1, o->offset, o->act_min, o->act_max};
+        const mcu_pair_out last = {1, o->offset, o->act_min, o->act_max, o->pair_offset};
         mcu_pair_matmul3_mode(&last, weights + pairs * 2 * MCU_CMSIS_PAIR_DEPTH(k), k, bias + done, NULL, NULL,
-                              rq + 3 * done, col, out0 + done, out1 + done, out2 + done, MCU_PAIR_FAST_FULL);
+                              rq + 3 * done, col, sums, out0 + done, out1 + done, out2 + done, MCU_PAIR_FAST_FULL);
         return;
     }
 #endif
-    mcu_pair_matmul3_mode(o, weights, k, bias, NULL, NULL, rq, col, out0, out1, out2, MCU_PAIR_FAST_FULL);
+    mcu_pair_matmul3_mode(o, weights, k, bias, NULL, NULL, rq, col, sums, out0, out1, out2, MCU_PAIR_FAST_FULL);
 }
 
 __attribute__((noinline)) static void mcu_pair_matmul3_other(const mcu_pair_out *o, const int8_t *weights, int32_t k,
                                                              const int32_t *bias, const int32_t *multiplier,
                                                              const int32_t *shift, const int32_t *rq,
-                                                             const int32_t *col, int8_t *out0, int8_t *out1,
-                                                             int8_t *out2)
+                                                             const int32_t *col, const int32_t *sums, int8_t *out0,
+                                                             int8_t *out1, int8_t *out2)
 {
     const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
-    mcu_pair_matmul3_mode(o, weights, k, bias, multiplier, shift, rq, col, out0, out1, out2, mode);
+    mcu_pair_matmul3_mode(o, weights, k, bias, multiplier, shift, rq, col, sums, out0, out1, out2, mode);
 }
 
-/** out_p[r] for every row r and the three columns p of the widened block `col` of k values: the
-    fast requantization with SSAT alone when the clamp is the whole int8 range. */
+/** out_p[r] for every row r and the three columns p of the widened block `col` of k values (sums:
+    with the offset layout, each column's sum of values, else unused): the fast requantization with
+    SSAT alone when the clamp is the whole int8 range. */
 static inline void mcu_cmsis_pair_matmul3(const mcu_pair_out *o, const int8_t *weights, int32_t k,
                                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                          const int32_t *rq, const int32_t *col, int8_t *out0, int8_t *out1,
-                                          int8_t *out2)
+                                          const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0,
+                                          int8_t *out1, int8_t *out2)
 {
+    const int32_t s128[3] = {sums[0] * 128, sums[1] * 128, sums[2] * 128};
     if (rq != NULL && o->act_min == -128 && o->act_max == 127) {
-        mcu_pair_matmul3_fast(o, weights, k, bias, rq, col, out0, out1, out2);
+        mcu_pair_matmul3_fast(o, weights, k, bias, rq, col, s128, out0, out1, out2);
     } else {
-        mcu_pair_matmul3_other(o, weights, k, bias, multiplier, shift, rq, col, out0, out1, out2);
+        mcu_pair_matmul3_other(o, weights, k, bias, multiplier, shift, rq, col, s128, out0, out1, out2);
     }
 }
 

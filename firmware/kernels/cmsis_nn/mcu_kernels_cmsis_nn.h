@@ -31,11 +31,12 @@
 #include "mcuforge_fixedpoint.h"
 
 /** Parameters of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8). Batch 1, NHWC.
-    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement), >= 0. */
+    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement), >= 0.
+    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-    int32_t input_offset, output_offset, act_min, act_max;
+    int32_t input_offset, output_offset, act_min, act_max, pair_offset;
 } mcu_cmsis_conv_params;
 
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
@@ -91,13 +92,21 @@ typedef struct {
  * (a[k], a[k+1]) and (b[k], b[k+1]) (the DSP paths), Helium's VLD20 / VLD21 into sixteen columns of
  * each row (the pair padded to whole 32-byte vectors). planner/targets/cmsis_nn/common.py
  * (pair_rows) builds it, evaluating this macro.
+ *
+ * The offset pair layout (a convolution's pair_offset) stores row 2j's K values plus 128, as
+ * uint8 (the bytes a ^ 0x80; its padding stays 0). A weight word then reads, as two int16 lanes,
+ * (a[k] + 128 + 256 b[k], a[k+1] + 128 + 256 b[k+1]): one SMLAD of it with an input pair and one
+ * of its UXTB16 give sum x (a + 128) + 256 sum x b and sum x (a + 128), so the DSP paths split each
+ * weight word once (mcu_cmsis_pair_dsp.h); Helium subtracts 128 from row a's vectors. The planner
+ * takes it where 128 * sum|b| < 2^23 for every pair, so 256 * sum x b never wraps.
  */
 #define MCU_CMSIS_PAIR_DEPTH(k) (((k) + 15) / 16 * 16)
 
-/** Weight (r, k) of [rows][K] weights in the pair layout (the plain paths). */
-static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int32_t r, int32_t k)
+/** Weight (r, k) of [rows][K] weights in the pair layout, offset (0 or 1) as above (the plain paths). */
+static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int32_t r, int32_t k, int32_t offset)
 {
-    return w[(r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1)];
+    const int8_t v = w[(r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1)];
+    return offset && (r & 1) == 0 ? (int32_t)(uint8_t)v - 128 : v;
 }
 
 /** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: on the DSP path three im2col
