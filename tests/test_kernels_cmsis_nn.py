@@ -226,6 +226,18 @@ def extreme(call: Call, bias: dict[int, int], zero_rows: tuple[int, ...] = (), o
     return Call(call.op, args, out, call.attrs, name="out")
 
 
+def saturated(call: Call, rows: tuple[int, ...], seed: int = 3) -> Call:
+    """The convolution with some output channels' weights all +-127 (random signs): the largest
+    sum|w| a row can have, which decides whether the offset pair layout is allowed."""
+    w = call.args[1]
+    data = w.data.copy()
+    signs = np.random.default_rng(seed).choice([-127, 127], data.shape[1:])
+    for ch in rows:
+        data[ch] = signs
+    return Call(call.op, (call.args[0], Constant("w", w.type, data), *call.args[2:]), call.type, call.attrs,
+                name="out")
+
+
 def conv(rng, hw, ic, oc, k, **kw) -> Call:
     return conv_like(rng, "conv_2d", hw, ic, oc, k, **kw)
 
@@ -301,6 +313,13 @@ CASES = {
     "conv_1x1_ic32_oc8_s2": lambda r: conv(r, (9, 7), 32, 8, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc8_relu": lambda r: conv(r, (4, 3), 64, 8, (1, 1), act="RELU"),
     "conv_1x1_ic128_oc4": lambda r: conv(r, (3, 3), 128, 4, (1, 1)),
+    # the offset pair layout (K >= 48): Helium's two-pixel im2col and 1x1 (in_c 256) kernels, and
+    # pairs whose second row sits at the layout's bound (128 * sum|b| just under 2^23: taken) or
+    # past it (the plain layout)
+    "conv_3x3_ic16_oc8_offset": lambda r: conv(r, (6, 5), 16, 8, (3, 3)),
+    "conv_1x1_ic256_oc8_offset": lambda r: conv(r, (3, 3), 256, 8, (1, 1)),
+    "conv_1x1_ic516_oc6_offset_bound": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1, 3)),
+    "conv_1x1_ic520_oc5_plain_bound": lambda r: saturated(conv(r, (2, 2), 520, 5, (1, 1)), (1,)),
     # depthwise 3x3 fast path: interior and padded borders, channel tails
     "dw3x3_c8_same": lambda r: dwconv(r, (7, 7), 8, 1, (3, 3)),
     "dw3x3_c13_same_s2_even": lambda r: dwconv(r, (8, 8), 13, 1, (3, 3), stride=(2, 2), act="RELU6"),
@@ -747,6 +766,9 @@ def test_lowering_picks_the_kernel_variants():
     pairs = k.constants["weights"].reshape(2, 48, 2)
     assert k.params["pair_offset"] == 0 and np.array_equal(pairs[:, :36, 0], w[0::2])
     assert np.array_equal(pairs[:1, :36, 1], w[1::2])
+    # the bound on each pair's second row: 128 * 516 * 127 < 2^23 <= 128 * 520 * 127
+    assert case_data("conv_1x1_ic516_oc6_offset_bound")[2].params["pair_offset"] == 1
+    assert case_data("conv_1x1_ic520_oc5_plain_bound")[2].params["pair_offset"] == 0
     fc_call = fc(rng, 1, 37, 3)
     _, k = lowered(fc_call)
     assert k.scratch_bytes == 3 * 2 * 40 and k.constants["weights"].size == 2 * 2 * 48
