@@ -28,7 +28,7 @@ _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 5: sc
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 6: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 7: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 8: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(64) <= 384, "layer 11: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(1, 64) <= 128, "layer 11: scratch smaller than the kernel needs");
 
 static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 8000 };
 static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 12 };

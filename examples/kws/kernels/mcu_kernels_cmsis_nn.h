@@ -151,13 +151,15 @@ void mcu_cmsis_dwconv2d_3x3_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *
                                const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
                                const int32_t *rq, int16_t *scratch, int8_t *output);
 
-/** Scratch bytes of mcu_cmsis_fully_connected_s8: three input rows widened to int16, depth rounded
-    up to a multiple of four (the DSP path). */
-#define MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(depth) (6 * (((depth) + 3) / 4 * 4))
+/** Scratch bytes of mcu_cmsis_fully_connected_s8: the DSP path's input rows widened
+    to int16, depth rounded up to a multiple of four: one row (2 * K4), or three at a time when
+    there are more ((2 * rows) / (rows + 2) is 1 for rows > 1, else 0). */
+#define MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth)                                                   \
+    (2 * (((depth) + 3) / 4 * 4) + 4 * (((depth) + 3) / 4 * 4) * ((2 * (rows)) / ((rows) + 2)))
 
 /** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]).
     Weights: [units][depth] in the pair layout; scratch:
-    MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(depth) bytes, word aligned. */
+    MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth) bytes, word aligned. */
 void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
                                   const int32_t *rq, int16_t *scratch, int8_t *output);

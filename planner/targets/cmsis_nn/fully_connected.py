@@ -32,7 +32,7 @@ def lower(call: Call) -> Lowered:
     consts["weights"] = common.pair_rows(w.astype(np.int8))
     with_rq(consts, params, *acc_bounds(consts["bias"], w, -128, 127))
     return Lowered("mcu_cmsis_fully_connected_s8", params, consts, model,
-                   common.scratch_size("MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES", depth))
+                   common.scratch_size("MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES", params["rows"], depth))
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
