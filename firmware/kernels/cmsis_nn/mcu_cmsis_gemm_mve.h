@@ -512,7 +512,16 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
        results are moved into q2 / q3 as the last step completes them */
     register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results: the first pair's registers */
     const int32_t *b = bias; /* then the second pair's weights */
-    /* one text, two clobber lists: q6 only for the offset layout */
+    /* one text, two clobber lists: q6 only for the offset layout; HALF: a step's second pair loaded
+       among the first pair's four VMLADAVA */
+#define MCU_MVE_DOT2X4_K_HALF \
+    "vld20.8 {q4, q5}, [%[b]]\n\t" \
+    "vmladava.s8 r0, q0, q2\n\t" \
+    "vld21.8 {q4, q5}, [%[b]]!\n\t" \
+    "vmladava.s8 r8, q1, q2\n\t" \
+    ".if %c[off]\n\tvsub.i8 q4, q4, q6\n\t.endif\n\t" \
+    "vmladava.s8 r2, q0, q3\n\t" \
+    "vmladava.s8 r10, q1, q3\n\t"
 #define MCU_MVE_DOT2X4_K_ASM \
     "ldrd r0, r2, [%[b]]\n\t" \
     "ldrd r4, r6, [%[b], #8]\n\t" \
@@ -529,13 +538,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
     ".if %c[off]\n\tvsub.i8 q2, q2, q6\n\t.endif\n\t" \
     ".set mcu_mve_off, 16\n\t" \
     ".rept (%c[n] - 1)\n\t" \
-    "vld20.8 {q4, q5}, [%[b]]\n\t" \
-    "vmladava.s8 r0, q0, q2\n\t" \
-    "vld21.8 {q4, q5}, [%[b]]!\n\t" \
-    "vmladava.s8 r8, q1, q2\n\t" \
-    ".if %c[off]\n\tvsub.i8 q4, q4, q6\n\t.endif\n\t" \
-    "vmladava.s8 r2, q0, q3\n\t" \
-    "vmladava.s8 r10, q1, q3\n\t" \
+    MCU_MVE_DOT2X4_K_HALF \
     "vld20.8 {q2, q3}, [%[w]]\n\t" \
     "vmladava.s8 r4, q0, q4\n\t" \
     "vld21.8 {q2, q3}, [%[w]]!\n\t" \
@@ -548,13 +551,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
     ".set mcu_mve_off, mcu_mve_off + 16\n\t" \
     ".endr\n\t" \
     /* the last sixteen values, the results moved into q2 / q3 as they complete */ \
-    "vld20.8 {q4, q5}, [%[b]]\n\t" \
-    "vmladava.s8 r0, q0, q2\n\t" \
-    "vld21.8 {q4, q5}, [%[b]]!\n\t" \
-    "vmladava.s8 r8, q1, q2\n\t" \
-    ".if %c[off]\n\tvsub.i8 q4, q4, q6\n\t.endif\n\t" \
-    "vmladava.s8 r2, q0, q3\n\t" \
-    "vmladava.s8 r10, q1, q3\n\t" \
+    MCU_MVE_DOT2X4_K_HALF \
     "vmladava.s8 r4, q0, q4\n\t" \
     "vmov q2[2], q2[0], r0, r4\n\t" \
     "vmladava.s8 r12, q1, q4\n\t" \
@@ -581,6 +578,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
         __asm__ volatile(MCU_MVE_DOT2X4_K_ASM MCU_MVE_DOT2X4_K_OPERANDS
                          : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
     }
+#undef MCU_MVE_DOT2X4_K_HALF
 #undef MCU_MVE_DOT2X4_K_ASM
 #undef MCU_MVE_DOT2X4_K_OPERANDS
     *out0 = r0;
