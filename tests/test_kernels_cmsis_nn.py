@@ -36,6 +36,7 @@ from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.planner.patterns import match
 from mcuforge.planner.targets import cmsis_nn
+from mcuforge.planner.targets.cmsis_nn.common import unpair_rows
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
 from mcuforge.driver import compile_model
@@ -225,6 +226,18 @@ def extreme(call: Call, bias: dict[int, int], zero_rows: tuple[int, ...] = (), o
     return Call(call.op, args, out, call.attrs, name="out")
 
 
+def saturated(call: Call, rows: tuple[int, ...], seed: int = 3) -> Call:
+    """The convolution with some output channels' weights all +-127 (random signs): the largest
+    sum|w| a row can have, which decides whether the offset pair layout is allowed."""
+    w = call.args[1]
+    data = w.data.copy()
+    signs = np.random.default_rng(seed).choice([-127, 127], data.shape[1:])
+    for ch in rows:
+        data[ch] = signs
+    return Call(call.op, (call.args[0], Constant("w", w.type, data), *call.args[2:]), call.type, call.attrs,
+                name="out")
+
+
 def conv(rng, hw, ic, oc, k, **kw) -> Call:
     return conv_like(rng, "conv_2d", hw, ic, oc, k, **kw)
 
@@ -300,6 +313,13 @@ CASES = {
     "conv_1x1_ic32_oc8_s2": lambda r: conv(r, (9, 7), 32, 8, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc8_relu": lambda r: conv(r, (4, 3), 64, 8, (1, 1), act="RELU"),
     "conv_1x1_ic128_oc4": lambda r: conv(r, (3, 3), 128, 4, (1, 1)),
+    # the offset pair layout (K >= 48): Helium's two-pixel im2col and 1x1 (in_c 256) kernels, and
+    # pairs whose second row sits at the layout's bound (128 * sum|b| just under 2^23: taken) or
+    # past it (the plain layout)
+    "conv_3x3_ic16_oc8_offset": lambda r: conv(r, (6, 5), 16, 8, (3, 3)),
+    "conv_1x1_ic256_oc8_offset": lambda r: conv(r, (3, 3), 256, 8, (1, 1)),
+    "conv_1x1_ic516_oc6_offset_bound": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1, 3)),
+    "conv_1x1_ic520_oc5_plain_bound": lambda r: saturated(conv(r, (2, 2), 520, 5, (1, 1)), (1,)),
     # depthwise 3x3 fast path: interior and padded borders, channel tails
     "dw3x3_c8_same": lambda r: dwconv(r, (7, 7), 8, 1, (3, 3)),
     "dw3x3_c13_same_s2_even": lambda r: dwconv(r, (8, 8), 13, 1, (3, 3), stride=(2, 2), act="RELU6"),
@@ -448,7 +468,8 @@ SIGNATURES = {
                                 "int16_t"),
     "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params",
                               ("weights", "bias", "folded_bias", "multiplier", "shift", "rq"), "int32_t"),
-    "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"), None),
+    "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"),
+                                     "int16_t"),
     "mcu_cmsis_avg_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_max_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_add_s8": ("mcu_cmsis_add_params", ("table", "rq"), None),
@@ -758,22 +779,43 @@ def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
 
 
 def test_lowering_picks_the_kernel_variants():
-    """1x1 convolutions skip im2col (scratch: two int16 input pixels); others get two int16 im2col columns; weights keep
-    their natural layout; depthwise layers take one kernel whose scratch is the DSP path's (plus the Helium path's
-    tap pointers and pad row): on small 3x3 maps (pixel
-    by pixel) a pad row and widened weights, else a line cache (a pad line and a line per input line a window spans,
-    of two words per spanned input position, the widened weights and a few words of bookkeeping), along columns on
-    narrow maps; they keep the layer's bias, the others fold it."""
+    """1x1 convolutions skip im2col (scratch: three int16 input pixels); others get three int16 im2col
+    columns and an int8 one; weights of convolutions and fully connected layers are in the pair
+    layout (checked byte by byte); fully connected layers widen one input row, or three at a time.
+    Depthwise layers take one kernel whose scratch is the DSP path's (plus the Helium path's tap
+    pointers and pad row): on small 3x3 maps (pixel by pixel) a pad row and widened weights, else a
+    line cache (a pad line and a line per input line a window spans, of two words per spanned input
+    position, the widened weights and a few words of bookkeeping), along columns on narrow maps;
+    they keep the layer's bias, the others fold it."""
     rng = np.random.default_rng(0)
     _, k = lowered(conv(rng, (5, 5), 8, 4, (1, 1), stride=(2, 2)))
-    assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 2 * 2 * 8
-    call = conv(rng, (5, 5), 6, 4, (3, 3))
+    assert k.function == "mcu_cmsis_conv2d_1x1_s8" and k.scratch_bytes == 3 * 2 * 8
+    call = conv(rng, (5, 5), 6, 5, (3, 3))
     _, k = lowered(call)
-    assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 2 * 2 * 54 + 2 * 54
-    w = call.args[1].data.reshape(4, 54).astype(np.int64)
-    assert np.array_equal(k.constants["weights"], w)
+    assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 3 * 2 * 56 + 56 + 4
+    w = call.args[1].data.reshape(5, 54).astype(np.int64)
+    pairs = k.constants["weights"].reshape(3, 64, 2)  # 54 values padded to 64, five rows to three pairs
+    # K >= 48: the offset layout, each pair's first row stored plus 128 as uint8, padding 0
+    assert k.params["pair_offset"] == 1
+    assert np.array_equal(pairs[:, :54, 0].view(np.uint8).astype(np.int64) - 128, w[0::2])
+    assert np.array_equal(pairs[:2, :54, 1], w[1::2])
+    assert not pairs[:, 54:].any() and not pairs[2, :, 1].any()
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
+    call = conv(rng, (5, 5), 4, 3, (3, 3))  # K = 36: the plain layout
+    _, k = lowered(call)
+    w = call.args[1].data.reshape(3, 36)
+    pairs = k.constants["weights"].reshape(2, 48, 2)
+    assert k.params["pair_offset"] == 0 and np.array_equal(pairs[:, :36, 0], w[0::2])
+    assert np.array_equal(pairs[:1, :36, 1], w[1::2])
+    # the bound on each pair's second row: 128 * 516 * 127 < 2^23 <= 128 * 520 * 127
+    assert case_data("conv_1x1_ic516_oc6_offset_bound")[2].params["pair_offset"] == 1
+    assert case_data("conv_1x1_ic520_oc5_plain_bound")[2].params["pair_offset"] == 0
+    fc_call = fc(rng, 1, 37, 3)
+    _, k = lowered(fc_call)
+    assert k.scratch_bytes == 2 * 40 and k.constants["weights"].size == 2 * 2 * 48  # one row widened
+    assert lowered(fc(rng, 2, 37, 3))[1].scratch_bytes == 3 * 2 * 40  # rows three at a time
+    assert np.array_equal(unpair_rows(k.constants["weights"], 3, 37), fc_call.args[1].data)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
     _, k = lowered(call)  # a small map goes pixel by pixel: a pad row and 72 bytes per group of four channels
     helium = 8 * 9 + 8  # and in any case the Helium path's nine tap pointers and offsets, its pad row of in_c bytes

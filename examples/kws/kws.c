@@ -19,15 +19,16 @@ static uint8_t *kws_arena = NULL;
 static void (*kws_profiler)(int layer) = NULL;
 
 /* Each kernel's scratch buffer covers what its header declares it needs. */
-_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 240, "layer 0: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 284, "layer 0: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 1: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 2: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 2: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 3: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 4: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 4: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 5: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 6: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 6: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 7: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 8: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 8: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(1, 64) <= 128, "layer 11: scratch smaller than the kernel needs");
 
 static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 8000 };
 static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 12 };
@@ -99,7 +100,7 @@ int kws_run(void)
             .k_h = 10, .k_w = 4, .stride_h = 2, .stride_w = 2,
             .dil_h = 1, .dil_w = 1, .pad_top = 4, .pad_left = 1,
             .input_offset = -83, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 0,
         };
         mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 8000), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
                        kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8492), (int8_t *)(arena + 0));
@@ -129,7 +130,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l2_weights, kws_l2_bias, kws_l2_multiplier,
                        kws_l2_shift, kws_l2_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -159,7 +160,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l4_weights, kws_l4_bias, kws_l4_multiplier,
                        kws_l4_shift, kws_l4_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -189,7 +190,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l6_weights, kws_l6_bias, kws_l6_multiplier,
                        kws_l6_shift, kws_l6_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -219,7 +220,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l8_weights, kws_l8_bias, kws_l8_multiplier,
                        kws_l8_shift, kws_l8_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -247,7 +248,8 @@ int kws_run(void)
             .output_offset = 14, .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_fully_connected_s8(&params, (const int8_t *)(arena + 8000), kws_l11_weights, kws_l11_bias, kws_l11_multiplier,
-                       kws_l11_shift, kws_l11_rq, (int8_t *)(arena + 0));
+                       kws_l11_shift, kws_l11_rq, (int16_t *)(arena + 12),
+                       (int8_t *)(arena + 0));
     }
     /* layer 12: #12 SOFTMAX softmax 'Identity' -> cmsis-nn mcu_cmsis_softmax_s8 */
     if (kws_profiler) kws_profiler(12);

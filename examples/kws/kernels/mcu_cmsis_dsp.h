@@ -79,6 +79,14 @@ static inline int32_t mcu_sxtb16_ror8(int32_t x)
     return r;
 }
 
+/** UXTB16: bytes 0 and 2 zero-extended into the bottom and top halves. */
+static inline int32_t mcu_uxtb16(int32_t x)
+{
+    int32_t r;
+    __asm__("uxtb16 %0, %1" : "=r"(r) : "r"(x));
+    return r;
+}
+
 /** SXTAB16: acc's halves plus bytes 0 and 2 of x, each lane wrapping in 16 bits. */
 static inline int32_t mcu_sxtab16(int32_t acc, int32_t x)
 {
@@ -226,6 +234,11 @@ static inline int32_t mcu_sxtb16(int32_t x)
 static inline int32_t mcu_sxtb16_ror8(int32_t x)
 {
     return mcu_emu_pack16(mcu_emu_byte(x, 1), mcu_emu_byte(x, 3));
+}
+
+static inline int32_t mcu_uxtb16(int32_t x)
+{
+    return (int32_t)((uint32_t)x & 0x00FF00FFu);
 }
 
 static inline int32_t mcu_sxtab16(int32_t acc, int32_t x)

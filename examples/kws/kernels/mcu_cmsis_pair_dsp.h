@@ -1,18 +1,26 @@
 /*
- * DSP path of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8): the matrix product
- * of two int16 columns (two output pixels' inputs) with the int8 OHWI weight rows, two output
- * channels per step.
+ * DSP path of the matrix products (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8,
+ * mcu_cmsis_fully_connected_s8): three columns (output pixels, or input rows) times the weight rows
+ * in the pair layout (mcu_kernels_cmsis_nn.h), one pair of rows (output channels) per step.
  *
- * "Pair" layout of the two columns c0, c1 of k values in scratch (word aligned), built once per
- * pixel pair and read by every output channel:
- *   - for each full group g of four values: four words c0(x0, x2), c0(x1, x3), c1(x0, x2),
- *     c1(x1, x3) (int16 lanes, bottom first), the order SXTB16 / SXTB16 ROR #8 split a weight word
- *     w0 w1 w2 w3 into, so each SMLAD does two multiply-accumulates;
- *   - then each of the k % 4 remaining values as one word (c0[t], c1[t]).
- * Two LDRD bring a group's four words, each weight word is split once for both columns: 18
- * instructions per 16 multiply-accumulates (two groups per loop iteration). The channel loop comes
- * in two instances (not inlined, each with all registers to itself): the fast requantization with
- * SSAT alone (rq proven, whole int8 clamp), and everything else.
+ * The columns are widened once into scratch, each interleaved with the other two: for every two
+ * values (k = 2s, 2s + 1) of K4 (K rounded up to a multiple of four, zero padded), the three words
+ * (x_p[2s], x_p[2s + 1]) of pixels p = 0, 1, 2 as int16 lanes, at words 3s, 3s + 1, 3s + 2. A
+ * weight word a[2s] b[2s] a[2s+1] b[2s+1] splits by SXTB16 / SXTB16 ROR #8 into (a[2s], a[2s+1])
+ * and (b[2s], b[2s+1]): each SMLAD is two multiply-accumulates, and one loaded weight word feeds six
+ * SMLAD (two rows x three columns). One step of two values: four loads back to back (the Cortex-M4
+ * pipelines them: 5 cycles), two SXTB16, six SMLAD: 13 cycles for 12 multiply-accumulates; eight
+ * steps per loop iteration, the pointers advanced by the last loads' writeback.
+ *
+ * The loop is inline assembly (mcu_pair_dot3): the six accumulators, the three column words, the
+ * two halves of the weight word and the three pointers are every register the core has, which gcc
+ * 12 cannot allocate around a compiled loop without spilling. -DMCU_CMSIS_DSP_EMULATE builds the
+ * same loop in C from the instruction models (the host tests), and so does a build without
+ * optimization (MCU_PAIR_ASM 0: at -O0 the frame pointer takes r7 and the loop's operands no longer
+ * fit in the rest).
+ *
+ * The requantization after each pair comes in two instances (not inlined, each with every register
+ * to itself): the fast form with SSAT alone (rq proven, whole int8 clamp), and everything else.
  */
 #ifndef MCU_CMSIS_PAIR_DSP_H
 #define MCU_CMSIS_PAIR_DSP_H
@@ -22,158 +30,486 @@
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
 
-/** Pair words of four values of each column (x: four int8 of pixel 0, y: of pixel 1) at dst. */
-static inline void mcu_cmsis_pair_put4(int32_t *dst, int32_t x, int32_t y)
+/** 1 where the loops below are inline assembly (see above), 0 where they are C. */
+#if defined(MCU_CMSIS_DSP_EMULATE) || !defined(__OPTIMIZE__)
+#define MCU_PAIR_ASM 0
+#else
+#define MCU_PAIR_ASM 1
+#endif
+
+/** Columns per block: pixels (or rows) multiplied together with each pair of weight rows. */
+#define MCU_PAIR_COLUMNS 3
+
+/** The output stage of a matrix product: its row count (output channels or units), offset and
+    clamp, and whether its weights are in the offset pair layout (mcu_kernels_cmsis_nn.h). */
+typedef struct {
+    int32_t rows, offset, act_min, act_max, pair_offset;
+} mcu_pair_out;
+
+/** K rounded up to whole groups of four (the widened columns' length). */
+static inline int32_t mcu_pair_k4(int32_t k)
 {
-    dst[0] = mcu_sxtb16(x);
-    dst[1] = mcu_sxtb16_ror8(x);
-    dst[2] = mcu_sxtb16(y);
-    dst[3] = mcu_sxtb16_ror8(y);
+    return (k + 3) & ~3;
 }
 
-/** Two pixels' inputs in place (in_c values each, e.g. 1x1 convolution pixels) into the pair
-    layout. */
-static inline void mcu_cmsis_pair_pixels(const int8_t *in0, const int8_t *in1, int32_t in_c, int32_t *pair)
+/** Four int8 values x (values 4g .. 4g + 3 of a column) into their two words (x0, x1) and (x2, x3)
+    at slot and slot + cols (cols: the columns interleaved in the block); sum (NULL, or the column's
+    running sum, for the offset layout) += x0 + x1 + x2 + x3. */
+static inline __attribute__((always_inline)) void mcu_pair_put4(int32_t *slot, int32_t x, const int32_t cols,
+                                                                int32_t *sum)
+{
+    const int32_t x02 = mcu_sxtb16(x), x13 = mcu_sxtb16_ror8(x);
+    const int32_t lo = mcu_pkhbt16(x02, x13), hi = mcu_pkhtb16(x13, x02);
+    slot[0] = lo;
+    slot[cols] = hi;
+    if (sum != NULL) {
+        *sum = mcu_smlad(lo, 0x00010001, mcu_smlad(hi, 0x00010001, *sum));
+    }
+}
+
+/** n int8 values (any n) into the column at slot of a block of `cols` interleaved columns, zero
+    padded to whole groups of four; sum as mcu_pair_put4. */
+static inline __attribute__((always_inline)) void mcu_pair_column_of(const int8_t *x, int32_t n, int32_t *slot,
+                                                                     const int32_t cols, int32_t *sum)
 {
     int32_t i = 0;
-    for (; i + 4 <= in_c; i += 4, pair += 4) {
-        mcu_cmsis_pair_put4(pair, mcu_read_s8x4(in0 + i), mcu_read_s8x4(in1 + i));
+    for (; i + 4 <= n; i += 4, slot += 2 * cols) {
+        mcu_pair_put4(slot, mcu_read_s8x4(x + i), cols, sum);
     }
-    for (; i < in_c; i++) {
-        *pair++ = (int32_t)(((uint32_t)(uint16_t)in1[i] << 16) | (uint16_t)in0[i]);
+    if (i < n) {
+        int8_t tail[4] = {0, 0, 0, 0};
+        for (int32_t j = 0; i + j < n; j++) {
+            tail[j] = x[i + j];
+        }
+        mcu_pair_put4(slot, mcu_read_s8x4(tail), cols, sum);
     }
 }
 
-/** One group of four values: both columns' words at c times the next weight word of channels a
-    and b (advancing both); returns the next group's words. */
-static inline const int32_t *mcu_cmsis_pair_group(const int32_t *c, const int8_t **wa, const int8_t **wb,
-                                                  int32_t *acc0a, int32_t *acc1a, int32_t *acc0b, int32_t *acc1b)
+/** n values into column slot `slot` (the block + p) of the three-column block; sum as
+    mcu_pair_put4. */
+static inline __attribute__((always_inline)) void mcu_pair_column(const int8_t *x, int32_t n, int32_t *slot,
+                                                                  int32_t *sum)
 {
-    int32_t col[4];
-    c = mcu_ldrd_inc(c, &col[0], &col[1]);
-    c = mcu_ldrd_inc(c, &col[2], &col[3]);
-    const int32_t wa_word = mcu_read_s8x4(*wa);
-    *wa += 4;
-    const int32_t wa02 = mcu_sxtb16(wa_word), wa13 = mcu_sxtb16_ror8(wa_word);
-    *acc0a = mcu_smlad(col[0], wa02, *acc0a);
-    *acc0a = mcu_smlad(col[1], wa13, *acc0a);
-    *acc1a = mcu_smlad(col[2], wa02, *acc1a);
-    *acc1a = mcu_smlad(col[3], wa13, *acc1a);
-    mcu_schedule_barrier(); /* keeps the second weight word's load here: no register to spare */
-    const int32_t wb_word = mcu_read_s8x4(*wb);
-    *wb += 4;
-    const int32_t wb02 = mcu_sxtb16(wb_word), wb13 = mcu_sxtb16_ror8(wb_word);
-    *acc0b = mcu_smlad(col[0], wb02, *acc0b);
-    *acc0b = mcu_smlad(col[1], wb13, *acc0b);
-    *acc1b = mcu_smlad(col[2], wb02, *acc1b);
-    *acc1b = mcu_smlad(col[3], wb13, *acc1b);
-    mcu_schedule_barrier();
-    return c;
+    mcu_pair_column_of(x, n, slot, MCU_PAIR_COLUMNS, sum);
 }
 
-/** acc[0..3] (pixel 0 and 1 of channel a, then of channel b) += the pair columns times the weight
-    rows wa and wb of k values (wb may equal wa). */
-__attribute__((always_inline)) static inline void mcu_cmsis_pair_rows(const int32_t *pair, int32_t k, const int8_t *wa, const int8_t *wb,
-                                       int32_t *acc0a, int32_t *acc1a, int32_t *acc0b, int32_t *acc1b)
+/** n values as one column alone (word s: values 2s, 2s + 1). */
+static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *col)
 {
-    const int32_t groups = k >> 2;
-    const int32_t *c = pair;
-    const int8_t *const wa_end = wa + 4 * groups;
-    if (groups & 1) {
-        c = mcu_cmsis_pair_group(c, &wa, &wb, acc0a, acc1a, acc0b, acc1b);
-    }
-    while (wa != wa_end) { /* two groups per iteration */
-        c = mcu_cmsis_pair_group(c, &wa, &wb, acc0a, acc1a, acc0b, acc1b);
-        c = mcu_cmsis_pair_group(c, &wa, &wb, acc0a, acc1a, acc0b, acc1b);
-    }
-    for (int32_t t = 0; t < (k & 3); t++) { /* the tail words (c0[t], c1[t]) */
-        const int32_t v = c[t];
-        const int32_t v0 = (int16_t)(uint16_t)((uint32_t)v & 0xFFFFu), v1 = v >> 16;
-        *acc0a += v0 * wa[t];
-        *acc1a += v1 * wa[t];
-        *acc0b += v0 * wb[t];
-        *acc1b += v1 * wb[t];
-    }
+    mcu_pair_column_of(x, n, col, 1, NULL);
 }
 
-/** The requantization of the four accumulators of a channel pair, in one of three forms. */
+#if MCU_PAIR_ASM
+/* One step (two values) of the block, the pointers biased by -4 bytes (so the last loads of a run
+   of N steps can advance them by pre-indexed writeback, no separate adds): the weight word at byte
+   4S + 4 of wp, the three column words at byte 12S + 4 of cp. WB is "!" on the last step of a run.
+   The plain layout splits the weight word into both rows' pairs (w: row a, b: row b); the offset
+   layout takes its UXTB16 (b: row a plus 128, into a0..a2) and the raw word (w, into b0..b2). */
+#define MCU_PAIR_LOADS_(S, WWB, CWB)                                                                               \
+    "ldr %[w], [%[wp], #(4 * " #S " + 4)]" WWB "\n\t"                                                             \
+    "ldr %[c0], [%[cp], #(12 * " #S " + 4)]\n\t"                                                                  \
+    "ldr %[c1], [%[cp], #(12 * " #S " + 8)]\n\t"                                                                  \
+    "ldr %[c2], [%[cp], #(12 * " #S " + 12)]" CWB "\n\t"
+#define MCU_PAIR_MACS                                                                                              \
+    "smlad %[a0], %[c0], %[w], %[a0]\n\t"                                                                         \
+    "smlad %[b0], %[c0], %[b], %[b0]\n\t"                                                                         \
+    "smlad %[a1], %[c1], %[w], %[a1]\n\t"                                                                         \
+    "smlad %[b1], %[c1], %[b], %[b1]\n\t"                                                                         \
+    "smlad %[a2], %[c2], %[w], %[a2]\n\t"                                                                         \
+    "smlad %[b2], %[c2], %[b], %[b2]\n\t"
+#define MCU_PAIR_STEP_(S, WWB, CWB)                                                                                \
+    MCU_PAIR_LOADS_(S, WWB, CWB) "sxtb16 %[b], %[w], ror #8\n\t"                                                  \
+                                 "sxtb16 %[w], %[w]\n\t" MCU_PAIR_MACS
+#define MCU_PAIR_OMACS                                                                                             \
+    "smlad %[a0], %[c0], %[b], %[a0]\n\t"                                                                         \
+    "smlad %[b0], %[c0], %[w], %[b0]\n\t"                                                                         \
+    "smlad %[a1], %[c1], %[b], %[a1]\n\t"                                                                         \
+    "smlad %[b1], %[c1], %[w], %[b1]\n\t"                                                                         \
+    "smlad %[a2], %[c2], %[b], %[a2]\n\t"                                                                         \
+    "smlad %[b2], %[c2], %[w], %[b2]\n\t"
+#define MCU_PAIR_OSTEP_(S, WWB, CWB) MCU_PAIR_LOADS_(S, WWB, CWB) "uxtb16 %[b], %[w]\n\t" MCU_PAIR_OMACS
+
+/* The K loop of one step kind (STEP_ is MCU_PAIR_STEP_ or MCU_PAIR_OSTEP_): two and four step
+   runs for steps % 8, then eight steps per iteration. The loop's end is read from memory into the
+   dead weight register: thirteen register operands leave GCC room where fourteen do not (its
+   Cortex-M7 scheduling made them impossible constraints at -O2). */
+#define MCU_PAIR_LOOP(STEP_)                                                                                       \
+    do {                                                                                                           \
+        if (steps & 2) {                                                                                           \
+            __asm__ volatile(STEP_(0, "", "") STEP_(1, "!", "!") : MCU_PAIR_OPERANDS : : "memory");               \
+        }                                                                                                          \
+        if (steps & 4) {                                                                                           \
+            __asm__ volatile(STEP_(0, "", "") STEP_(1, "", "") STEP_(2, "", "") STEP_(3, "!", "!")               \
+                             : MCU_PAIR_OPERANDS                                                                   \
+                             :                                                                                     \
+                             : "memory");                                                                          \
+        }                                                                                                          \
+        if (steps >= 8) {                                                                                          \
+            const int32_t *const end = cp + 3 * (steps & ~7);                                                      \
+            __asm__ volatile("1:\n\t" STEP_(0, "", "") STEP_(1, "", "") STEP_(2, "", "") STEP_(3, "", "")         \
+                                 STEP_(4, "", "") STEP_(5, "", "") STEP_(6, "", "") STEP_(7, "!", "!")             \
+                             "ldr %[w], %[end]\n\t"                                                                \
+                             "cmp %[cp], %[w]\n\t"                                                                 \
+                             "bne 1b\n\t"                                                                          \
+                             : MCU_PAIR_OPERANDS                                                                   \
+                             : [end] "m"(end)                                                                      \
+                             : "memory", "cc");                                                                    \
+        }                                                                                                          \
+    } while (0)
+
+#define MCU_PAIR_OPERANDS                                                                                          \
+    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [wp] "+r"(wp),       \
+        [cp] "+r"(cp), [w] "=&r"(w), [b] "=&r"(b), [c0] "=&r"(c0), [c1] "=&r"(c1), [c2] "=&r"(c2)
+#endif
+
+/** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
+    values, an even count) times the pair's weights at wp. sums: NULL for the plain pair layout;
+    for the offset layout 128 * each column's sum of values. The offset layout's loop keeps row a
+    plus 128 (UXTB16, started at acc - 128 * sum x) in a0..a2 and the raw words' products (the same
+    plus 256 * row b's sums) in b0..b2, then splits them. */
+static inline __attribute__((always_inline)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
+                                                                int32_t *acc, const int32_t *sums)
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], b0 = acc[3], b1 = acc[4], b2 = acc[5];
+    if (sums != NULL) {
+        a0 -= sums[0], a1 -= sums[1], a2 -= sums[2];
+        b0 = a0, b1 = a1, b2 = a2;
+    }
+#if !MCU_PAIR_ASM
+    for (int32_t s = 0; s < steps; s++, wp += 4, cp += 3) {
+        const int32_t word = mcu_read_s8x4(wp);
+        const int32_t wa = sums != NULL ? mcu_uxtb16(word) : mcu_sxtb16(word);
+        const int32_t wb = sums != NULL ? word : mcu_sxtb16_ror8(word);
+        a0 = mcu_smlad(cp[0], wa, a0);
+        b0 = mcu_smlad(cp[0], wb, b0);
+        a1 = mcu_smlad(cp[1], wa, a1);
+        b1 = mcu_smlad(cp[1], wb, b1);
+        a2 = mcu_smlad(cp[2], wa, a2);
+        b2 = mcu_smlad(cp[2], wb, b2);
+    }
+#else
+    int32_t w, b, c0, c1, c2;
+    wp -= 4; /* the biased pointers of MCU_PAIR_LOADS_ */
+    cp = (const int32_t *)(const void *)((const int8_t *)cp - 4);
+    if (sums != NULL) {
+        MCU_PAIR_LOOP(MCU_PAIR_OSTEP_);
+    } else {
+        MCU_PAIR_LOOP(MCU_PAIR_STEP_);
+    }
+#endif
+    if (sums != NULL) { /* a: row a's sums; b - a: 256 * row b's */
+        b0 = acc[3] + ((int32_t)((uint32_t)b0 - (uint32_t)a0) >> 8);
+        b1 = acc[4] + ((int32_t)((uint32_t)b1 - (uint32_t)a1) >> 8);
+        b2 = acc[5] + ((int32_t)((uint32_t)b2 - (uint32_t)a2) >> 8);
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = b0, acc[4] = b1, acc[5] = b2;
+}
+
+/** The requantization of the pair accumulators, in one of three forms. */
 enum { MCU_PAIR_GENERAL, MCU_PAIR_FAST_FULL, MCU_PAIR_FAST_CLAMP };
 
-static inline int32_t mcu_cmsis_pair_requant(const mcu_cmsis_conv_params *p, const int32_t *multiplier,
-                                              const int32_t *shift, const int32_t *rq, int32_t oc, int mode,
-                                              int32_t acc)
+static inline int32_t mcu_pair_requant(const mcu_pair_out *o, const int32_t *multiplier, const int32_t *shift,
+                                       const int32_t *rq, int32_t r, int mode, int32_t acc)
 {
     if (mode == MCU_PAIR_FAST_FULL) {
-        return mcu_ssat8(mcu_cmsis_rq(acc, rq + 3 * oc));
+        return mcu_ssat8(mcu_cmsis_rq(acc, rq + 3 * r));
     }
     if (mode == MCU_PAIR_FAST_CLAMP) {
-        return mcu_cmsis_rq_clamp(acc, rq + 3 * oc, p->act_min, p->act_max);
+        return mcu_cmsis_rq_clamp(acc, rq + 3 * r, o->act_min, o->act_max);
     }
-    return mcu_cmsis_requantize_s8(acc, multiplier[oc], shift[oc], p->output_offset, p->act_min, p->act_max);
+    return mcu_cmsis_requantize_s8(acc, multiplier[r], shift[r], o->offset, o->act_min, o->act_max);
 }
 
-/** out0[oc] / out1[oc] for every output channel from the pair layout of k values; `mode` a
-    constant in each instance below, so each has its own straight epilogue. */
-__attribute__((always_inline)) static inline void mcu_cmsis_pair_matmul_mode(const mcu_cmsis_conv_params *p, const int8_t *weights,
-                                              const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                              const int32_t *rq, const int32_t *pair, int32_t k, int8_t *out0,
-                                              int8_t *out1, int mode)
+/** out_p[r] for every row r and the three columns p from the widened column block of k values
+    (sums: 128 * each column's sum of values, read with the offset layout); `mode` a constant in each
+    instance below, so each has its own straight epilogue. */
+static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
+    const mcu_pair_out *o, const int8_t *weights, int32_t k, const int32_t *bias, const int32_t *multiplier,
+    const int32_t *shift, const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0, int8_t *out1,
+    int8_t *out2, int mode)
 {
-    const int32_t out_c = p->out_c;
-    const int8_t *wa = weights;
-    int32_t oc = 0;
-    for (; oc + 2 <= out_c; oc += 2, wa += 2 * k) {
-        int32_t acc0a = bias[oc], acc1a = acc0a, acc0b = bias[oc + 1], acc1b = acc0b;
-        mcu_cmsis_pair_rows(pair, k, wa, wa + k, &acc0a, &acc1a, &acc0b, &acc1b);
-        /* all four values before the stores: an int8 store may alias the records, forcing reloads */
-        const int32_t v0a = mcu_cmsis_pair_requant(p, multiplier, shift, rq, oc, mode, acc0a);
-        const int32_t v1a = mcu_cmsis_pair_requant(p, multiplier, shift, rq, oc, mode, acc1a);
-        const int32_t v0b = mcu_cmsis_pair_requant(p, multiplier, shift, rq, oc + 1, mode, acc0b);
-        const int32_t v1b = mcu_cmsis_pair_requant(p, multiplier, shift, rq, oc + 1, mode, acc1b);
-        out0[oc] = (int8_t)v0a;
-        out1[oc] = (int8_t)v1a;
-        out0[oc + 1] = (int8_t)v0b;
-        out1[oc + 1] = (int8_t)v1b;
+    const int32_t rows = o->rows;
+    const int32_t steps = mcu_pair_k4(k) >> 1;
+    const int32_t stride = 2 * MCU_CMSIS_PAIR_DEPTH(k);
+    const int32_t *const s = o->pair_offset ? sums : NULL;
+    int32_t r = 0;
+    for (; r + 2 <= rows; r += 2, weights += stride) {
+        int32_t acc[6] = {bias[r], bias[r], bias[r], bias[r + 1], bias[r + 1], bias[r + 1]};
+        mcu_pair_dot3(weights, col, steps, acc, s);
+        /* all six values before the stores: an int8 store may alias the records, forcing reloads */
+        const int32_t v0a = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[0]);
+        const int32_t v1a = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[1]);
+        const int32_t v2a = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[2]);
+        const int32_t v0b = mcu_pair_requant(o, multiplier, shift, rq, r + 1, mode, acc[3]);
+        const int32_t v1b = mcu_pair_requant(o, multiplier, shift, rq, r + 1, mode, acc[4]);
+        const int32_t v2b = mcu_pair_requant(o, multiplier, shift, rq, r + 1, mode, acc[5]);
+        out0[r] = (int8_t)v0a;
+        out1[r] = (int8_t)v1a;
+        out2[r] = (int8_t)v2a;
+        out0[r + 1] = (int8_t)v0b;
+        out1[r + 1] = (int8_t)v1b;
+        out2[r + 1] = (int8_t)v2b;
     }
-    if (oc < out_c) { /* an odd last channel runs alone */
-        int32_t acc0a = bias[oc], acc1a = acc0a, acc0b = acc0a, acc1b = acc0a;
-        mcu_cmsis_pair_rows(pair, k, wa, wa, &acc0a, &acc1a, &acc0b, &acc1b);
-        const int32_t v0a = mcu_cmsis_pair_requant(p, multiplier, shift, rq, oc, mode, acc0a);
-        const int32_t v1a = mcu_cmsis_pair_requant(p, multiplier, shift, rq, oc, mode, acc1a);
-        out0[oc] = (int8_t)v0a;
-        out1[oc] = (int8_t)v1a;
+    if (r < rows) { /* an odd last row: its pair's second row is zeros */
+        int32_t acc[6] = {bias[r], bias[r], bias[r], 0, 0, 0};
+        mcu_pair_dot3(weights, col, steps, acc, s);
+        const int32_t v0 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[0]);
+        const int32_t v1 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[1]);
+        const int32_t v2 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[2]);
+        out0[r] = (int8_t)v0;
+        out1[r] = (int8_t)v1;
+        out2[r] = (int8_t)v2;
     }
 }
 
-/* Not inlined: one copy of each, the channel loop with every register to itself. */
-__attribute__((noinline)) static void mcu_cmsis_pair_matmul_fast(const mcu_cmsis_conv_params *p, const int8_t *weights,
-                                                                 const int32_t *bias, const int32_t *rq,
-                                                                 const int32_t *pair, int32_t k, int8_t *out0,
-                                                                 int8_t *out1)
+#if MCU_PAIR_ASM
+/*
+ * The fast form's pair loop in assembly (mcu_pair_rows3_asm, mcu_pair_rows3_asm_offset for the
+ * offset layout): per pair of rows, the accumulators start at the biases, the K loop runs (eight
+ * steps per iteration, entered at step 8 - (steps % 8) so any even step count needs no remainder
+ * code: every step is a fixed number of 32-bit instructions), and the six results are requantized
+ * (mcu_cmsis_rq + SSAT) and stored. The K loop holds every register, so the pair state lives in
+ * this job record (offsets fixed: the assembly reads them).
+ */
+struct mcu_pair_job {
+    int32_t d2, d1;        /* 0, 4: out2 - out0, out1 - out0 */
+    int8_t *out;           /* 8: out0 of the next pair */
+    const int32_t *rq;     /* 12: the next pair's two records */
+    const int8_t *wp;      /* 16: the next pair's weights, at its entry step, less 4 bytes */
+    const int32_t *bias;   /* 20: the next pair's biases */
+    const int8_t *col;     /* 24: the column block at the entry step, less 4 bytes */
+    const int8_t *end;     /* 28: where the K loop's column pointer stops */
+    int32_t skip;          /* 32: bytes from a pair's last step to the next pair's entry */
+    const int32_t *rq_end; /* 36: the records after the last pair */
+    uintptr_t entry;       /* 40: the K loop's entry address (set by the assembly) */
+    int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 */
+    int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
+    int32_t bias_b;        /* 60: the offset layout's row b bias, kept for the results */
+};
+
+/* Registers in the K loop: r2-r4 row a, r5-r7 row b (columns 0..2), r8 the weight word, r9 its
+   split, r10-r12 the column words, r1 the weights, lr the columns, r0 their end. */
+#define MCU_PAIR_ALOADS_(S, WB)                                                                                    \
+    "ldr.w r8, [r1, #(4 * " #S " + 4)]" WB "\n\t"                                                                 \
+    "ldr.w r10, [lr, #(12 * " #S " + 4)]\n\t"                                                                     \
+    "ldr.w r11, [lr, #(12 * " #S " + 8)]\n\t"                                                                     \
+    "ldr.w r12, [lr, #(12 * " #S " + 12)]" WB "\n\t"
+/* plain layout: 12 instructions (48 bytes) per step */
+#define MCU_PAIR_ASTEP_(S, WB)                                                                                     \
+    MCU_PAIR_ALOADS_(S, WB)                                                                                        \
+    "sxtb16 r9, r8, ror #8\n\t"                                                                                   \
+    "sxtb16 r8, r8\n\t"                                                                                           \
+    "smlad r2, r10, r8, r2\n\t"                                                                                   \
+    "smlad r5, r10, r9, r5\n\t"                                                                                   \
+    "smlad r3, r11, r8, r3\n\t"                                                                                   \
+    "smlad r6, r11, r9, r6\n\t"                                                                                   \
+    "smlad r4, r12, r8, r4\n\t"                                                                                   \
+    "smlad r7, r12, r9, r7\n\t"
+/* offset layout: 11 instructions (44 bytes) per step; row a plus 128 into r2-r4, the raw word's
+   products into r5-r7 */
+#define MCU_PAIR_AOSTEP_(S, WB)                                                                                    \
+    MCU_PAIR_ALOADS_(S, WB)                                                                                        \
+    "uxtb16 r9, r8\n\t"                                                                                           \
+    "smlad r2, r10, r9, r2\n\t"                                                                                   \
+    "smlad r5, r10, r8, r5\n\t"                                                                                   \
+    "smlad r3, r11, r9, r3\n\t"                                                                                   \
+    "smlad r6, r11, r8, r6\n\t"                                                                                   \
+    "smlad r4, r12, r9, r4\n\t"                                                                                   \
+    "smlad r7, r12, r8, r7\n\t"
+
+/* requantize accumulator A into r11 (record m, add, right in r8, r9, r10) */
+#define MCU_PAIR_AREQ(A)                                                                                           \
+    "lsl r11, " A ", #1\n\t"                                                                                      \
+    "smmlar r11, r11, r8, r9\n\t"                                                                                 \
+    "add r11, r11, " A ", asr #31\n\t"                                                                            \
+    "asr r11, r11, r10\n\t"                                                                                       \
+    "ssat r11, #8, r11\n\t"
+
+/* r0: the job; the entry address = label 4 + e * STEP_BYTES */
+#define MCU_PAIR_APROLOGUE(STEP_BYTES)                                                                             \
+    "push {r4-r11, lr}\n\t"                                                                                       \
+    "push {r0}\n\t" /* [sp]: the job */                                                                           \
+    "adr.w r9, 4f\n\t"                                                                                            \
+    "ldr r8, [r0, #44]\n\t"                                                                                       \
+    "mov r10, #" #STEP_BYTES "\n\t"                                                                               \
+    "mla r9, r8, r10, r9\n\t"                                                                                     \
+    "orr r9, r9, #1\n\t"                                                                                          \
+    "str r9, [r0, #40]\n\t"                                                                                       \
+    "ldr r1, [r0, #16]\n"
+
+/* the K loop of STEP_, at label 4 */
+#define MCU_PAIR_AKLOOP(STEP_)                                                                                     \
+    ".balign 4\n"                                                                                                 \
+    "4:\n\t" STEP_(0, "") STEP_(1, "") STEP_(2, "") STEP_(3, "") STEP_(4, "") STEP_(5, "") STEP_(6, "")            \
+        STEP_(7, "!")                                                                                              \
+    "cmp lr, r0\n\t"                                                                                              \
+    "bne 4b\n\t"
+
+/* the six results stored, the job advanced to the next pair (loop at label 1) */
+#define MCU_PAIR_AEPILOGUE                                                                                         \
+    "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    MCU_PAIR_AREQ("r2") "strb r11, [r12]\n\t"                                                                     \
+    MCU_PAIR_AREQ("r3") "strb r11, [r12, r1]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r4") "strb r11, [r12, r0]\n\t"                                                                 \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    "add r12, r12, #1\n\t"                                                                                        \
+    MCU_PAIR_AREQ("r5") "strb r11, [r12]\n\t"                                                                     \
+    MCU_PAIR_AREQ("r6") "strb r11, [r12, r1]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r7") "strb r11, [r12, r0]\n\t"                                                                 \
+    "add r12, r12, #1\n\t"                                                                                        \
+    "ldr r0, [sp]\n\t"                                                                                            \
+    "str r12, [r0, #8]\n\t"                                                                                       \
+    "str lr, [r0, #12]\n\t"                                                                                       \
+    "ldr r8, [r0, #36]\n\t"                                                                                       \
+    "ldr r1, [r0, #16]\n\t"                                                                                       \
+    "ldr r9, [r0, #32]\n\t"                                                                                       \
+    "cmp lr, r8\n\t"                                                                                              \
+    "add r1, r1, r9\n\t"                                                                                          \
+    "bne 1b\n\t"                                                                                                  \
+    "add sp, #4\n\t"                                                                                              \
+    "pop {r4-r11, pc}\n\t"
+
+__attribute__((naked, noinline)) static void mcu_pair_rows3_asm(struct mcu_pair_job *job)
 {
-    mcu_cmsis_pair_matmul_mode(p, weights, bias, NULL, NULL, rq, pair, k, out0, out1, MCU_PAIR_FAST_FULL);
+    (void)job;
+    __asm__ volatile(MCU_PAIR_APROLOGUE(48)
+                     "1:\n\t" /* a pair: the biases, then into the K loop */
+                     "ldr r0, [sp]\n\t"
+                     "ldr r8, [r0, #20]\n\t"
+                     "ldr lr, [r0, #24]\n\t"
+                     "ldrd r2, r5, [r8], #8\n\t"
+                     "str r8, [r0, #20]\n\t"
+                     "mov r3, r2\n\t"
+                     "mov r4, r2\n\t"
+                     "mov r6, r5\n\t"
+                     "mov r7, r5\n\t"
+                     "ldr r9, [r0, #40]\n\t"
+                     "ldr r0, [r0, #28]\n\t"
+                     "bx r9\n\t"
+                     MCU_PAIR_AKLOOP(MCU_PAIR_ASTEP_)
+                     "ldr r0, [sp]\n\t"
+                     "str r1, [r0, #16]\n\t"
+                     MCU_PAIR_AEPILOGUE);
 }
 
-__attribute__((noinline)) static void mcu_cmsis_pair_matmul_other(const mcu_cmsis_conv_params *p,
-                                                                  const int8_t *weights, const int32_t *bias,
-                                                                  const int32_t *multiplier, const int32_t *shift,
-                                                                  const int32_t *rq, const int32_t *pair, int32_t k,
-                                                                  int8_t *out0, int8_t *out1)
+/* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's
+   results are bias_b + (raw - row a) / 256. */
+__attribute__((naked, noinline)) static void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
+{
+    (void)job;
+    __asm__ volatile(MCU_PAIR_APROLOGUE(44)
+                     "1:\n\t"
+                     "ldr r0, [sp]\n\t"
+                     "ldr r8, [r0, #20]\n\t"
+                     "ldr lr, [r0, #24]\n\t"
+                     "ldrd r2, r5, [r8], #8\n\t"
+                     "str r8, [r0, #20]\n\t"
+                     "str r5, [r0, #60]\n\t"
+                     "ldr r9, [r0, #48]\n\t"
+                     "ldr r10, [r0, #52]\n\t"
+                     "ldr r11, [r0, #56]\n\t"
+                     "sub r3, r2, r10\n\t"
+                     "sub r4, r2, r11\n\t"
+                     "sub r2, r2, r9\n\t"
+                     "mov r5, r2\n\t"
+                     "mov r6, r3\n\t"
+                     "mov r7, r4\n\t"
+                     "ldr r9, [r0, #40]\n\t"
+                     "ldr r0, [r0, #28]\n\t"
+                     "bx r9\n\t"
+                     MCU_PAIR_AKLOOP(MCU_PAIR_AOSTEP_)
+                     "ldr r0, [sp]\n\t"
+                     "str r1, [r0, #16]\n\t"
+                     "ldr r8, [r0, #60]\n\t"
+                     "sub r5, r5, r2\n\t"
+                     "add r5, r8, r5, asr #8\n\t"
+                     "sub r6, r6, r3\n\t"
+                     "add r6, r8, r6, asr #8\n\t"
+                     "sub r7, r7, r4\n\t"
+                     "add r7, r8, r7, asr #8\n\t"
+                     MCU_PAIR_AEPILOGUE);
+}
+
+/** The fast form's full pairs (`pairs` >= 1) through the assembly. */
+static void mcu_pair_fast_pairs(const int8_t *weights, int32_t k, int32_t pairs, const int32_t *bias,
+                                const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0,
+                                int8_t *out1, int8_t *out2)
+{
+    const int32_t steps = mcu_pair_k4(k) >> 1;
+    const int32_t e = (8 - (steps & 7)) & 7;
+    const int8_t *const col_entry = (const int8_t *)col - 4 - 12 * e;
+    struct mcu_pair_job job = {
+        .d2 = (int32_t)(out2 - out0),
+        .d1 = (int32_t)(out1 - out0),
+        .out = out0,
+        .rq = rq,
+        .wp = weights - 4 - 4 * e,
+        .bias = bias,
+        .col = col_entry,
+        .end = col_entry + 12 * (steps + e),
+        .skip = 2 * MCU_CMSIS_PAIR_DEPTH(k) - 4 * steps - 4 * e,
+        .rq_end = rq + 6 * pairs,
+        .entry = 0,
+        .e = e,
+        .sums = {0, 0, 0},
+        .bias_b = 0,
+    };
+    if (sums != NULL) {
+        job.sums[0] = sums[0], job.sums[1] = sums[1], job.sums[2] = sums[2];
+        mcu_pair_rows3_asm_offset(&job);
+    } else {
+        mcu_pair_rows3_asm(&job);
+    }
+}
+#endif
+
+/* Not inlined: one copy of each, the row loop with every register to itself. */
+__attribute__((noinline)) static void mcu_pair_matmul3_fast(const mcu_pair_out *o, const int8_t *weights, int32_t k,
+                                                            const int32_t *bias, const int32_t *rq,
+                                                            const int32_t *col, const int32_t *sums, int8_t *out0,
+                                                            int8_t *out1, int8_t *out2)
+{
+#if MCU_PAIR_ASM
+    const int32_t pairs = o->rows >> 1;
+    if (pairs > 0 && k > 0) {
+        mcu_pair_fast_pairs(weights, k, pairs, bias, rq, col, o->pair_offset ? sums : NULL, out0, out1, out2);
+        if ((o->rows & 1) == 0) {
+            return;
+        }
+        const int32_t done = 2 * pairs; /* the odd last row below */
+        const mcu_pair_out last = {1, o->offset, o->act_min, o->act_max, o->pair_offset};
+        mcu_pair_matmul3_mode(&last, weights + pairs * 2 * MCU_CMSIS_PAIR_DEPTH(k), k, bias + done, NULL, NULL,
+                              rq + 3 * done, col, sums, out0 + done, out1 + done, out2 + done, MCU_PAIR_FAST_FULL);
+        return;
+    }
+#endif
+    mcu_pair_matmul3_mode(o, weights, k, bias, NULL, NULL, rq, col, sums, out0, out1, out2, MCU_PAIR_FAST_FULL);
+}
+
+__attribute__((noinline)) static void mcu_pair_matmul3_other(const mcu_pair_out *o, const int8_t *weights, int32_t k,
+                                                             const int32_t *bias, const int32_t *multiplier,
+                                                             const int32_t *shift, const int32_t *rq,
+                                                             const int32_t *col, const int32_t *sums, int8_t *out0,
+                                                             int8_t *out1, int8_t *out2)
 {
     const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
-    mcu_cmsis_pair_matmul_mode(p, weights, bias, multiplier, shift, rq, pair, k, out0, out1, mode);
+    mcu_pair_matmul3_mode(o, weights, k, bias, multiplier, shift, rq, col, sums, out0, out1, out2, mode);
 }
 
-/** out0[oc] / out1[oc] for every output channel from the pair layout of k values: the fast
-    requantization with SSAT alone when the activation clamp is the whole int8 range. */
-static inline void mcu_cmsis_pair_matmul(const mcu_cmsis_conv_params *p, const int8_t *weights, const int32_t *bias,
-                                         const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
-                                         const int32_t *pair, int32_t k, int8_t *out0, int8_t *out1)
+/** out_p[r] for every row r and the three columns p of the widened block `col` of k values (sums:
+    with the offset layout, each column's sum of values, else unused): the fast requantization with
+    SSAT alone when the clamp is the whole int8 range. */
+static inline void mcu_cmsis_pair_matmul3(const mcu_pair_out *o, const int8_t *weights, int32_t k,
+                                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                          const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0,
+                                          int8_t *out1, int8_t *out2)
 {
-    if (rq != NULL && p->act_min == -128 && p->act_max == 127) {
-        mcu_cmsis_pair_matmul_fast(p, weights, bias, rq, pair, k, out0, out1);
+    const int32_t s128[3] = {sums[0] * 128, sums[1] * 128, sums[2] * 128};
+    if (rq != NULL && o->act_min == -128 && o->act_max == 127) {
+        mcu_pair_matmul3_fast(o, weights, k, bias, rq, col, s128, out0, out1, out2);
     } else {
-        mcu_cmsis_pair_matmul_other(p, weights, bias, multiplier, shift, rq, pair, k, out0, out1);
+        mcu_pair_matmul3_other(o, weights, k, bias, multiplier, shift, rq, col, s128, out0, out1, out2);
     }
 }
 

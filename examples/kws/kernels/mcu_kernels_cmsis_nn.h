@@ -10,9 +10,10 @@
  *     bias' = bias + input_offset * sum(w), so the inner loops multiply raw int8 values (an im2col
  *     padded tap reads the zero point and adds nothing); depthwise kernels take the layer's bias
  *     (their plain C path skips padded taps) and the folded one (their SIMD paths);
- *   - weights: natural layouts (OHWI rows, [k_h * k_w][out_c] depthwise taps, [units][depth]);
- *     any SIMD-friendly ordering is built in scratch by the kernel itself, so the same generated
- *     C serves every core.
+ *   - weights: the matrix products' rows (convolutions' OHWI rows, fully connected [units][depth])
+ *     in the pair layout below, which every path reads (the same generated C serves every core);
+ *     depthwise taps [k_h * k_w][out_c] in natural order (the DSP and Helium paths widen or
+ *     reorder them in scratch themselves);
  *   - rq: per output channel {m, add, right} for the DSP paths' fast requantization (mcu_cmsis_rq in
  *     mcu_cmsis_dsp.h), or NULL when the planner could not prove it exact for the layer (the
  *     plain and MVE paths ignore it);
@@ -32,11 +33,12 @@
 #include "mcuforge_fixedpoint.h"
 
 /** Parameters of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8). Batch 1, NHWC.
-    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement), >= 0. */
+    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement), >= 0.
+    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-    int32_t input_offset, output_offset, act_min, act_max;
+    int32_t input_offset, output_offset, act_min, act_max, pair_offset;
 } mcu_cmsis_conv_params;
 
 /** How the DSP path of mcu_cmsis_dwconv2d_s8 goes over the output (the planner's choice by shape;
@@ -92,24 +94,52 @@ typedef struct {
     int32_t input_multiplier, input_left_shift, diff_min;
 } mcu_cmsis_softmax_params;
 
-/** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: two im2col columns widened to
-    int16 (4K) and, on the DSP path, the two int8 columns it copies first, in whole words. The MVE
-    path uses the int8 columns only. The code generator sizes the scratch buffer with this macro
-    (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
-#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (4 * (k) + ((2 * (k) + 3) / 4) * 4)
+/**
+ * The pair layout of the weights of the matrix products (convolutions, fully connected): rows
+ * [rows][K] (output channels or units) taken two at a time, rows 2j and 2j + 1 byte interleaved,
+ * a[0] b[0] a[1] b[1] ... a[K-1] b[K-1], then zeros up to MCU_CMSIS_PAIR_DEPTH(K) columns; pair j
+ * starts at byte 2 * j * MCU_CMSIS_PAIR_DEPTH(K); an odd last row is paired with a row of zeros.
+ * One word holds two columns of two rows: SXTB16 / SXTB16 ROR #8 split it into the int16 pairs
+ * (a[k], a[k+1]) and (b[k], b[k+1]) (the DSP paths), Helium's VLD20 / VLD21 into sixteen columns of
+ * each row (the pair padded to whole 32-byte vectors). planner/targets/cmsis_nn/common.py
+ * (pair_rows) builds it, evaluating this macro.
+ *
+ * The offset pair layout (a convolution's pair_offset) stores row 2j's K values plus 128, as
+ * uint8 (the bytes a ^ 0x80; its padding stays 0). A weight word then reads, as two int16 lanes,
+ * (a[k] + 128 + 256 b[k], a[k+1] + 128 + 256 b[k+1]): one SMLAD of it with an input pair and one
+ * of its UXTB16 give sum x (a + 128) + 256 sum x b and sum x (a + 128), so the DSP paths split each
+ * weight word once (mcu_cmsis_pair_dsp.h); Helium subtracts 128 from row a's vectors. The planner
+ * takes it where 128 * sum|b| < 2^23 for every pair, so 256 * sum x b never wraps.
+ */
+#define MCU_CMSIS_PAIR_DEPTH(k) (((k) + 15) / 16 * 16)
 
-/** Convolution through im2col: any filter, stride, dilation and padding. Weights [out_c][k_h *
-    k_w * in_c] (OHWI rows); scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w * in_c) bytes,
-    word aligned. */
+/** Weight (r, k) of [rows][K] weights in the pair layout, offset (0 or 1) as above (the plain paths). */
+static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int32_t r, int32_t k, int32_t offset)
+{
+    const int8_t v = w[(r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1)];
+    return offset && (r & 1) == 0 ? (int32_t)(uint8_t)v - 128 : v;
+}
+
+/** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: on the DSP path three im2col
+    columns widened to int16, K rounded up to a multiple of four (6 * K4), and one int8 column
+    (K4, and 4 bytes its whole-word row copies may write past it); the MVE path uses two int8
+    columns (2K) and reads 32 bytes past them. The code generator sizes the scratch buffer with
+    this macro (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
+#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (7 * (((k) + 3) / 4 * 4) + 4)
+
+/** Convolution through im2col: any filter, stride, dilation and padding. Weights: the [out_c][k_h *
+    k_w * in_c] OHWI rows in the pair layout; scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w
+    * in_c) bytes, word aligned. */
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                          int16_t *scratch, int8_t *output);
 
-/** Scratch bytes of mcu_cmsis_conv2d_1x1_s8: two input pixels widened to int16 (the DSP path). */
-#define MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) (4 * (in_c))
+/** Scratch bytes of mcu_cmsis_conv2d_1x1_s8: three input pixels widened to int16, in_c rounded up
+    to a multiple of four (the DSP path). */
+#define MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) (6 * (((in_c) + 3) / 4 * 4))
 
-/** 1x1 convolution, any stride (no padding exists): no im2col. Weights [out_c][in_c] in natural
-    order; scratch: MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) bytes, word aligned. */
+/** 1x1 convolution, any stride (no padding exists): no im2col. Weights: [out_c][in_c] in the pair
+    layout; scratch: MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) bytes, word aligned. */
 void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                              const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                              int16_t *scratch, int8_t *output);
@@ -151,10 +181,18 @@ void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *inpu
                            const int32_t *bias, const int32_t *folded_bias, const int32_t *multiplier,
                            const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output);
 
-/** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]). */
+/** Scratch bytes of mcu_cmsis_fully_connected_s8: the DSP path's input rows widened
+    to int16, depth rounded up to a multiple of four: one row (2 * K4), or three at a time when
+    there are more ((2 * rows) / (rows + 2) is 1 for rows > 1, else 0). */
+#define MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth)                                                   \
+    (2 * (((depth) + 3) / 4 * 4) + 4 * (((depth) + 3) / 4 * 4) * ((2 * (rows)) / ((rows) + 2)))
+
+/** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]).
+    Weights: [units][depth] in the pair layout; scratch:
+    MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth) bytes, word aligned. */
 void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                  const int32_t *rq, int8_t *output);
+                                  const int32_t *rq, int16_t *scratch, int8_t *output);
 
 /** Average pool: the window's sum divided by its element count, rounding half away from zero. */
 void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input, int8_t *output);

@@ -1,12 +1,12 @@
 /*
  * int8 1x1 convolution, any stride: a matrix product of input pixels (read in place, no im2col:
- * a 1x1 filter never needs padding) with the [out_c][in_c] weights.
+ * a 1x1 filter never needs padding) with the [out_c][in_c] weights (pair layout).
  *
- * DSP path: two pixels at a time are widened once into scratch in the pair layout
- * (mcu_cmsis_pair_dsp.h), then multiplied with the weight rows two output channels per step.
+ * DSP path: three pixels at a time are widened once into scratch, then multiplied with the weight
+ * rows two output channels per step (mcu_cmsis_pair_dsp.h).
  *
- * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64 or
- * 128 two pixels x four output channels per step, the channel loop unrolled).
+ * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64,
+ * 128 or 256 two pixels x four output channels per step, the channel loop unrolled).
  */
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
@@ -22,7 +22,6 @@ static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, 
     const int32_t ox = n % p->out_w;
     return input + (oy * p->stride_h * p->in_w + ox * p->stride_w) * p->in_c;
 }
-
 #endif
 
 #if !defined(MCU_CMSIS_USE_DSP)
@@ -33,11 +32,11 @@ static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights
 {
     const int32_t k = p->in_c;
     for (int32_t oc = 0; oc < p->out_c; oc++) {
-        const int8_t *w = weights + oc * k;
         int32_t acc0 = bias[oc], acc1 = bias[oc];
         for (int32_t i = 0; i < k; i++) {
-            acc0 += in0[i] * w[i];
-            acc1 += in1[i] * w[i];
+            const int32_t w = mcu_cmsis_pair_weight(weights, k, oc, i, p->pair_offset);
+            acc0 += in0[i] * w;
+            acc1 += in1[i] * w;
         }
         out0[oc] = mcu_cmsis_requantize_s8(acc0, multiplier[oc], shift[oc], p->output_offset, p->act_min, p->act_max);
         out1[oc] = mcu_cmsis_requantize_s8(acc1, multiplier[oc], shift[oc], p->output_offset, p->act_min, p->act_max);
@@ -58,12 +57,32 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     const int32_t pixels = p->out_h * p->out_w;
     int32_t n = 0;
 #if defined(MCU_CMSIS_USE_DSP)
-    int32_t *const pair = (int32_t *)(void *)scratch;
-    for (; n < pixels; n += 2) {
-        const int32_t n1 = n + 1 < pixels ? n + 1 : n; /* an odd last pixel: computed twice in place */
-        mcu_cmsis_pair_pixels(pixel(p, input, n), pixel(p, input, n1), p->in_c, pair);
-        mcu_cmsis_pair_matmul(p, weights, bias, multiplier, shift, rq, pair, p->in_c, output + n * out_c,
-                              output + n1 * out_c);
+    const int32_t in_c = p->in_c;
+    const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
+    int32_t *const col = (int32_t *)(void *)scratch;
+    /* stride 1: the pixels are consecutive */
+    const int dense = p->stride_w == 1 && p->stride_h == 1 && p->in_w == p->out_w;
+    for (; n < pixels; n += MCU_PAIR_COLUMNS) {
+        /* a short last block: its last pixel again, computed twice into the same place */
+        const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;
+        const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
+        const int8_t *x0 = dense ? input + n * in_c : pixel(p, input, n);
+        const int8_t *x1 = dense ? input + n1 * in_c : pixel(p, input, n1);
+        const int8_t *x2 = dense ? input + n2 * in_c : pixel(p, input, n2);
+        int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
+        if (p->pair_offset) {
+            int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
+            mcu_pair_column(x0, in_c, col, &s0);
+            mcu_pair_column(x1, in_c, col + 1, &s1);
+            mcu_pair_column(x2, in_c, col + 2, &s2);
+            sums[0] = s0, sums[1] = s1, sums[2] = s2;
+        } else {
+            mcu_pair_column(x0, in_c, col, NULL);
+            mcu_pair_column(x1, in_c, col + 1, NULL);
+            mcu_pair_column(x2, in_c, col + 2, NULL);
+        }
+        mcu_cmsis_pair_matmul3(&o, weights, in_c, bias, multiplier, shift, rq, col, sums, output + n * out_c,
+                               output + n1 * out_c, output + n2 * out_c);
     }
 #else
     (void)rq;

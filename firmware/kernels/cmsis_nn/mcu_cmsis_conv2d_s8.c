@@ -1,16 +1,14 @@
 /*
  * int8 convolution through im2col (any filter, stride, dilation, padding).
  *
- * For each pair of output pixels, their receptive fields are copied into two columns of
- * K = k_h * k_w * in_c values (padding taps read the input zero point, which adds nothing once the
- * bias is folded), then every output channel's filter row (OHWI weights, natural order) is
- * multiplied with both columns.
+ * For each output pixel, its receptive field is copied into a column of K = k_h * k_w * in_c values
+ * (padding taps read the input zero point, which adds nothing once the bias is folded), then every
+ * output channel's filter row (OHWI weights in the pair layout) is multiplied with it.
  *
- * DSP path: int8 columns (each filter row one copied run of input when the window is inside),
- * widened into scratch in the pair layout of mcu_cmsis_pair_dsp.h (x0 x2 / x1 x3 int16 words of
- * both columns side by side, the order SXTB16 / SXTB16 ROR #8 split a weight word into), then two
- * columns x two output channels per step, each SMLAD two multiply-accumulates. Scratch: the k
- * pair words, then the two int8 columns.
+ * DSP path: three pixels' columns widened into scratch (mcu_cmsis_pair_dsp.h: interleaved int16
+ * pairs, straight from the input when in_c % 4 == 0, else through one int8 column), then two
+ * output channels x three pixels per step. Scratch: the widened block (6 * K4 bytes), then the int8
+ * column (K4 and 4 bytes of slack).
  *
  * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with in_c % 16 == 0
  * two pixels' columns interleaved and two pixels x four output channels per step).
@@ -23,15 +21,20 @@
 
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-/** n int8 values (whole words, then the last n % 4 bytes). */
+/** n int8 values: two words at a time, then a word, then the last n % 4 bytes. */
 static inline void copy_s8(const int8_t *src, int8_t *dst, int32_t n)
 {
-    int32_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        mcu_write_s8x4(dst + i, mcu_read_s8x4(src + i));
+    for (; n >= 8; n -= 8, src += 8, dst += 8) {
+        const int32_t a = mcu_read_s8x4(src), b = mcu_read_s8x4(src + 4);
+        mcu_write_s8x4(dst, a);
+        mcu_write_s8x4(dst + 4, b);
     }
-    for (; i < n; i++) {
-        dst[i] = src[i];
+    if (n >= 4) {
+        mcu_write_s8x4(dst, mcu_read_s8x4(src));
+        src += 4, dst += 4, n -= 4;
+    }
+    for (; n > 0; n--) {
+        *dst++ = *src++;
     }
 }
 
@@ -43,16 +46,26 @@ static inline void fill_s8(int8_t *dst, int8_t v, int32_t n)
 }
 
 /** The receptive field of output pixel (oy, ox) as int8 values in [k_h][k_w][in_c] order, padded
-    taps holding the input zero point (DSP path: mcu_cmsis_pair_pixels widens two of them). */
-static void im2col_s8(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox, int8_t *col)
+    taps holding the input zero point (widened by widen_run); a window wholly inside the input
+    without horizontal dilation is k_h copied rows. */
+static __attribute__((noinline)) void im2col_s8(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy,
+                                               int32_t ox, int8_t *col)
 {
-    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, dil_w = p->dil_w;
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_h = p->k_h, k_w = p->k_w, dil_w = p->dil_w;
     const int8_t pad_value = (int8_t)(-p->input_offset);
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int32_t row = k_w * in_c;
     const int whole = dil_w == 1 && ix0 >= 0 && ix0 + k_w <= in_w; /* each filter row: one run of input */
-    for (int32_t ky = 0; ky < p->k_h; ky++, col += row) {
+    if (whole && iy0 >= 0 && iy0 + (k_h - 1) * p->dil_h < in_h) {
+        const int32_t step = p->dil_h * in_w * in_c;
+        const int8_t *src = input + (iy0 * in_w + ix0) * in_c;
+        for (int32_t ky = 0; ky < k_h; ky++, col += row, src += step) {
+            copy_s8(src, col, row);
+        }
+        return;
+    }
+    for (int32_t ky = 0; ky < k_h; ky++, col += row) {
         const int32_t iy = iy0 + ky * p->dil_h;
         if (iy < 0 || iy >= in_h) {
             fill_s8(col, pad_value, row);
@@ -71,41 +84,173 @@ static void im2col_s8(const mcu_cmsis_conv_params *p, const int8_t *input, int32
     }
 }
 
-/** The input pixel of tap (ky, kx) of output pixel (oy, ox), or NULL when the tap is padding. */
-static inline const int8_t *tap_pixel(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy, int32_t ox,
-                                      int32_t ky, int32_t kx)
+/** n int8 values (a multiple of four) at src widened into column slot `slot` of the block, sixteen
+    at a time, then eight, then four; sum: NULL or the column's running sum (mcu_pair_put4). */
+static inline __attribute__((always_inline)) void widen_run(const int8_t *src, int32_t n, int32_t *slot,
+                                                            int32_t *sum)
 {
-    const int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-    const int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
-    if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w) {
-        return NULL;
+    for (; n >= 16; n -= 16, src += 16, slot += 8 * MCU_PAIR_COLUMNS) {
+        const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
+        const int32_t x2 = mcu_read_s8x4(src + 8), x3 = mcu_read_s8x4(src + 12);
+        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 4 * MCU_PAIR_COLUMNS, x2, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 6 * MCU_PAIR_COLUMNS, x3, MCU_PAIR_COLUMNS, sum);
     }
-    return input + (iy * p->in_w + ix) * p->in_c;
+    if (n & 8) {
+        const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
+        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum);
+        src += 8, slot += 4 * MCU_PAIR_COLUMNS;
+    }
+    if (n & 4) {
+        mcu_pair_put4(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS, sum);
+    }
 }
 
-/** The receptive fields of output pixels (oy0, ox0) and (oy1, ox1) straight into the pair layout
-    (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point. */
-static void im2col_pair(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t oy0, int32_t ox0, int32_t oy1,
-                        int32_t ox1, int32_t *pair)
+/** n values (a multiple of four) of the input zero point into column slot `slot`; sum as widen_run. */
+static inline __attribute__((always_inline)) void widen_pad(int32_t pad4, int32_t n, int32_t *slot, int32_t *sum)
 {
-    const int32_t in_c = p->in_c;
+    for (int32_t i = 0; i < n; i += 4, slot += 2 * MCU_PAIR_COLUMNS) {
+        mcu_pair_put4(slot, pad4, MCU_PAIR_COLUMNS, sum);
+    }
+}
+
+/** The receptive field of output pixel (oy, ox) straight into column slot `slot` of the widened
+    block (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point,
+    a filter row wholly inside the input (no dilation across it) is one run. */
+static inline __attribute__((always_inline)) void im2col_widened_body(const mcu_cmsis_conv_params *p,
+                                                                      const int8_t *input, int32_t oy, int32_t ox,
+                                                                      int32_t *slot, int32_t *sum)
+{
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, dil_w = p->dil_w;
     const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
-    for (int32_t ky = 0; ky < p->k_h; ky++) {
-        for (int32_t kx = 0; kx < p->k_w; kx++) {
-            const int8_t *s0 = tap_pixel(p, input, oy0, ox0, ky, kx);
-            const int8_t *s1 = tap_pixel(p, input, oy1, ox1, ky, kx);
-            if (s0 != NULL && s1 != NULL) {
-                for (int32_t c = 0; c < in_c; c += 4, pair += 4) {
-                    mcu_cmsis_pair_put4(pair, mcu_read_s8x4(s0 + c), mcu_read_s8x4(s1 + c));
-                }
-            } else {
-                for (int32_t c = 0; c < in_c; c += 4, pair += 4) {
-                    mcu_cmsis_pair_put4(pair, s0 != NULL ? mcu_read_s8x4(s0 + c) : pad4,
-                                        s1 != NULL ? mcu_read_s8x4(s1 + c) : pad4);
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int32_t row = k_w * in_c;
+    const int whole = dil_w == 1 && ix0 >= 0 && ix0 + k_w <= in_w;
+    for (int32_t ky = 0; ky < p->k_h; ky++, slot += row / 2 * MCU_PAIR_COLUMNS) {
+        const int32_t iy = iy0 + ky * p->dil_h;
+        if (iy < 0 || iy >= in_h) {
+            widen_pad(pad4, row, slot, sum);
+        } else if (whole) {
+            widen_run(input + (iy * in_w + ix0) * in_c, row, slot, sum);
+        } else {
+            for (int32_t kx = 0; kx < k_w; kx++) {
+                const int32_t ix = ix0 + kx * dil_w;
+                int32_t *const tap = slot + kx * in_c / 2 * MCU_PAIR_COLUMNS;
+                if (ix < 0 || ix >= in_w) {
+                    widen_pad(pad4, in_c, tap, sum);
+                } else {
+                    widen_run(input + (iy * in_w + ix) * in_c, in_c, tap, sum);
                 }
             }
         }
     }
+}
+
+/** What every pixel's window shares: a window starting at (iy0, ix0) with 0 <= ix0 <= x_max and 0
+    <= iy0 <= y_max is wholly inside the input, its k_h filter rows runs of `row` values `step`
+    bytes apart (x_max < 0 when the filter is dilated horizontally). With in_c % 4 != 0 its rows are
+    copied `words` whole words each (the last word may read up to three values past the row: the
+    input pixels right of the window, inside the input when ix0 <= x_max; and write them past the
+    row, where the next row's copy or the column's zero-weight tail takes them). */
+struct window {
+    int32_t x_max, y_max, row, step, words;
+};
+
+/** k_h rows of W whole words each, `step` bytes apart at src, into the int8 column at d (`row`
+    bytes apart). */
+#define COPY_ROWS(W)                                                                                               \
+    for (; k_h > 0; k_h--, src += step, d += row) {                                                               \
+        for (int32_t i = 0; i < 4 * (W); i += 4) {                                                                \
+            mcu_write_s8x4(d + i, mcu_read_s8x4(src + i));                                                        \
+        }                                                                                                          \
+    }
+
+/** The k_h rows of an inside window, `words` whole words each, `step` bytes apart at src, into the
+    int8 column at d (`row` bytes apart); rows of up to four words unrolled. */
+static inline __attribute__((always_inline)) void copy_rows(const int8_t *src, int32_t step, int32_t k_h,
+                                                            int32_t words, int32_t row, int8_t *d)
+{
+    switch (words) {
+    case 1:
+        COPY_ROWS(1)
+        break;
+    case 2:
+        COPY_ROWS(2)
+        break;
+    case 3:
+        COPY_ROWS(3)
+        break;
+    case 4:
+        COPY_ROWS(4)
+        break;
+    default:
+        COPY_ROWS(words)
+        break;
+    }
+}
+
+/** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
+    from the input rows when in_c % 4 == 0, else through `stage` (an int8 column of K4 values and 4
+    bytes of slack; the values past K are set to 0: they meet zero weights, and the offset layout's
+    column sums count them). */
+static inline __attribute__((always_inline)) void im2col_column_body(const mcu_cmsis_conv_params *p,
+                                                                     const struct window *g, const int8_t *input,
+                                                                     int32_t oy, int32_t ox, int32_t k, int32_t k4,
+                                                                     int8_t *stage, int32_t *slot, int32_t *sum)
+{
+    /* the sum in a local: the column's stores cannot alias it */
+    int32_t acc = 0, *const s = sum != NULL ? &acc : NULL;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
+    const int inside = ix0 >= 0 && ix0 <= g->x_max && iy0 >= 0 && iy0 <= g->y_max;
+    if ((p->in_c & 3) == 0) {
+        if (!inside) {
+            im2col_widened_body(p, input, oy, ox, slot, s);
+            if (sum != NULL) {
+                *sum = acc;
+            }
+            return;
+        }
+        const int8_t *src = input + (iy0 * p->in_w + ix0) * p->in_c;
+        const int32_t row = g->row;
+        for (int32_t ky = p->k_h; ky > 0; ky--, src += g->step, slot += row / 2 * MCU_PAIR_COLUMNS) {
+            widen_run(src, row, slot, s);
+        }
+        if (sum != NULL) {
+            *sum = acc;
+        }
+        return;
+    }
+    if (inside) {
+        copy_rows(input + (iy0 * p->in_w + ix0) * p->in_c, g->step, p->k_h, g->words, g->row, stage);
+    } else {
+        im2col_s8(p, input, oy, ox, stage);
+    }
+    for (int32_t i = k; i < k4; i++) {
+        stage[i] = 0;
+    }
+    widen_run(stage, k4, slot, s);
+    if (sum != NULL) {
+        *sum = acc;
+    }
+}
+
+/* Not inlined, one per layout: the plain layout builds the columns alone, the offset layout also
+   sums each. */
+static __attribute__((noinline)) void im2col_column(const mcu_cmsis_conv_params *p, const struct window *g,
+                                                    const int8_t *input, int32_t oy, int32_t ox, int32_t k,
+                                                    int32_t k4, int8_t *stage, int32_t *slot)
+{
+    im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, NULL);
+}
+
+static __attribute__((noinline)) void im2col_column_sum(const mcu_cmsis_conv_params *p, const struct window *g,
+                                                        const int8_t *input, int32_t oy, int32_t ox, int32_t k,
+                                                        int32_t k4, int8_t *stage, int32_t *slot, int32_t *sum)
+{
+    im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, sum);
 }
 #elif !defined(MCU_CMSIS_USE_MVE)
 typedef int16_t col_t; /* the plain path's im2col values */
@@ -142,12 +287,12 @@ static void im2col(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t 
     }
 }
 
-/** sum col[i] * w[i] (the plain path's natural order). */
-static int32_t dot(const col_t *col, const int8_t *w, int32_t k)
+/** sum col[i] * w_oc[i] for the row oc of the pair-layout weights. */
+static int32_t dot(const col_t *col, const int8_t *weights, int32_t k, int32_t oc, int32_t offset)
 {
     int32_t acc = 0;
     for (int32_t i = 0; i < k; i++) {
-        acc += col[i] * w[i];
+        acc += col[i] * mcu_cmsis_pair_weight(weights, k, oc, i, offset);
     }
     return acc;
 }
@@ -162,9 +307,8 @@ static void mat_mult_2cols(const mcu_cmsis_conv_params *p, const int8_t *weights
     const int32_t act_min = p->act_min;
     const int32_t act_max = p->act_max;
     for (int32_t oc = 0; oc < out_c; oc++) {
-        const int8_t *w = weights + oc * k;
-        const int32_t acc0 = bias[oc] + dot(col0, w, k);
-        const int32_t acc1 = bias[oc] + dot(col1, w, k);
+        const int32_t acc0 = bias[oc] + dot(col0, weights, k, oc, p->pair_offset);
+        const int32_t acc1 = bias[oc] + dot(col1, weights, k, oc, p->pair_offset);
         out0[oc] = mcu_cmsis_requantize_s8(acc0, multiplier[oc], shift[oc], out_offset, act_min, act_max);
         out1[oc] = mcu_cmsis_requantize_s8(acc1, multiplier[oc], shift[oc], out_offset, act_min, act_max);
     }
@@ -185,20 +329,37 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int32_t pixels = p->out_h * out_w;
     int32_t n = 0;
 #if defined(MCU_CMSIS_USE_DSP)
-    int32_t *const pair = (int32_t *)(void *)scratch; /* k words, then the two int8 columns */
-    int8_t *const c0 = (int8_t *)(pair + k);
-    int8_t *const c1 = c0 + k;
-    for (; n < pixels; n += 2) {
-        const int32_t n1 = n + 1 < pixels ? n + 1 : n; /* an odd last pixel: computed twice in place */
-        if ((p->in_c & 3) == 0) { /* whole groups per tap: straight into the pair layout */
-            im2col_pair(p, input, n / out_w, n % out_w, n1 / out_w, n1 % out_w, pair);
-        } else {
-            im2col_s8(p, input, n / out_w, n % out_w, c0);
-            im2col_s8(p, input, n1 / out_w, n1 % out_w, c1);
-            mcu_cmsis_pair_pixels(c0, c1, k, pair);
+    const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
+    const int32_t k4 = mcu_pair_k4(k);
+    int32_t *const col = (int32_t *)(void *)scratch; /* the widened block, then the int8 column */
+    int8_t *const stage = (int8_t *)(col + 3 * k4 / 2);
+    const int32_t row = p->k_w * p->in_c, words = (row + 3) / 4;
+    const int32_t over = (p->in_c & 3) ? (4 * words - row + p->in_c - 1) / p->in_c : 0; /* pixels read past a row */
+    const struct window g = {p->dil_w == 1 ? p->in_w - p->k_w - over : -1, p->in_h - 1 - (p->k_h - 1) * p->dil_h,
+                             row, p->dil_h * p->in_w * p->in_c, words};
+    int32_t oy = 0, ox = 0; /* pixel n */
+    for (; n < pixels; n += MCU_PAIR_COLUMNS) {
+        /* a short last block: its last pixel again, computed twice into the same place */
+        const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;
+        const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
+        int32_t y = oy, x = ox;
+        int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
+        for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
+            if (j > 0 && n + j < pixels && ++x == out_w) {
+                x = 0, y++;
+            }
+            if (p->pair_offset) {
+                im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
+            } else {
+                im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
+            }
         }
-        mcu_cmsis_pair_matmul(p, weights, bias, multiplier, shift, rq, pair, k, output + n * out_c,
-                              output + n1 * out_c);
+        if (++x == out_w) { /* the next block's first pixel */
+            x = 0, y++;
+        }
+        oy = y, ox = x;
+        mcu_cmsis_pair_matmul3(&o, weights, k, bias, multiplier, shift, rq, col, sums, output + n * out_c,
+                               output + n1 * out_c, output + n2 * out_c);
     }
 #else
     col_t *const col0 = (col_t *)scratch;

@@ -7,7 +7,11 @@
  *   - DLSTP.8 / LETP: a tail-predicated low-overhead loop over the k values of a row, sixteen per
  *     iteration; the last iteration's inactive lanes are neither loaded nor added, so rows of any
  *     length need no scalar tail and no padding;
- *   - one input vector (post-incremented load) feeds the rows of four output channels: four weight
+ *   - the weights are in the pair layout (mcu_kernels_cmsis_nn.h): VLD20 / VLD21 load 32 bytes of
+ *     a pair and deinterleave them into sixteen values of each of its two rows (the pair is padded
+ *     to whole vectors, so these unpredicated loads stay inside it; the tail-predicated VMLADAVA
+ *     ignores the lanes past k);
+ *   - one input vector (post-incremented load) feeds the rows of four output channels: two pair
  *     loads and four VMLADAVA (sixteen multiply-accumulates into a 32-bit scalar each) per sixteen
  *     values. VMLADAVA's accumulator must be an even register: gcc's "Te" constraint.
  * The four accumulators start at the (input-offset-folded) bias, are moved into one vector by two
@@ -15,8 +19,8 @@
  *
  * Two pixels at a time, each weight vector into two VMLADAVA (eight accumulators: every even
  * register), when every shift is <= 0 and out_c % 4 == 0:
- *   - 1x1 convolutions with in_c 8, 16, 32, 64 or 128: the channel loop unrolled at compile time,
- *     the four weight rows reached from one pointer by immediate offsets (mcu_cmsis_mve_dot2x4_k);
+ *   - 1x1 convolutions with in_c 8, 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
+ *     (mcu_cmsis_mve_dot2x4_k);
  *   - convolutions through im2col with in_c % 16 == 0: the two pixels' columns interleaved sixteen
  *     values at a time in scratch, so one pointer walks both (mcu_cmsis_mve_dot2x4).
  */
@@ -28,14 +32,23 @@
 
 #if defined(MCU_CMSIS_USE_MVE)
 
+#if !defined(__OPTIMIZE__)
+/* The offset pair layout's choice is an immediate of the assembly ("i", `offset` below): without
+   optimization GCC propagates no constant into an inlined function, so this file's functions are
+   optimized regardless. */
+#pragma GCC push_options
+#pragma GCC optimize("O1")
+#endif
+
 /** The output stage of a layer: offset and clamp. */
 typedef struct {
     int32_t offset, act_min, act_max;
 } mcu_cmsis_mve_out;
 
-/** bias[0..3] + sum_{i<k} x[i] * w[j * k + i] for the rows j = 0..3 (k >= 1), as one vector. */
-static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const int8_t *x, const int8_t *w,
-                                                                          int32_t k, const int32_t *bias)
+/** bias[0..3] + sum_{i<k} x[i] * w[j * k + i] for the rows j = 0..3 (k >= 1) of natural-layout
+    weights (the LSTM's and SVDF's, mcu_cmsis_rows4.h), as one vector. */
+static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4_rows(const int8_t *x, const int8_t *w,
+                                                                               int32_t k, const int32_t *bias)
 {
     int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
     const int8_t *w1 = w + k;
@@ -65,20 +78,81 @@ static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const 
     return v;
 }
 
-/** bias + sum_{i<k} x[i] * w[i] (k >= 1). */
-static inline __attribute__((always_inline)) int32_t mcu_cmsis_mve_dot1(const int8_t *x, const int8_t *w, int32_t k,
-                                                                        int32_t bias)
+/** Bytes from one weight pair to the next in the pair layout of rows of k values. */
+static inline int32_t mcu_cmsis_mve_pair_stride(int32_t k)
 {
-    int32_t a = bias;
-    __asm__ volatile("dlstp.8 lr, %[k]\n"
+    return 2 * MCU_CMSIS_PAIR_DEPTH(k);
+}
+
+/** bias[0..3] + sum_{i<k} x[i] * w_j[i] for the rows j = 0..3 (k >= 1) of the two weight pairs at w
+    and w + stride, as one vector; offset (a compile-time constant): the offset pair layout, 128
+    subtracted from each pair's first row (VSUB, here and in the kernels below). */
+static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const int8_t *x, const int8_t *w,
+                                                                          int32_t k, const int32_t *bias,
+                                                                          const int offset)
+{
+    int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
+    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
+    int32x4_t v;
+    /* the first pair's next vectors are loaded one iteration ahead, so loads alternate with
+       VMLADAVA (the last iteration's early load reads the second pair, inside the weights) */
+    __asm__ volatile("vld20.8 {q1, q2}, [%[w0]]\n\t"
+                     "vld21.8 {q1, q2}, [%[w0]]!\n\t"
+                     ".if %c[off]\n\tvsub.i8 q1, q1, %[o]\n\t.endif\n\t"
+                     "dlstp.8 lr, %[k]\n"
                      "1:\n\t"
                      "vldrb.8 q0, [%[x]], #16\n\t"
-                     "vldrb.8 q1, [%[w]], #16\n\t"
-                     "vmladava.s8 %[a], q0, q1\n\t"
+                     "vld20.8 {q3, q4}, [%[w1]]\n\t"
+                     "vmladava.s8 %[a0], q0, q1\n\t"
+                     "vld21.8 {q3, q4}, [%[w1]]!\n\t"
+                     "vmladava.s8 %[a1], q0, q2\n\t"
+                     ".if %c[off]\n\tvsub.i8 q3, q3, %[o]\n\t.endif\n\t"
+                     "vld20.8 {q1, q2}, [%[w0]]\n\t"
+                     "vmladava.s8 %[a2], q0, q3\n\t"
+                     "vld21.8 {q1, q2}, [%[w0]]!\n\t"
+                     "vmladava.s8 %[a3], q0, q4\n\t"
+                     ".if %c[off]\n\tvsub.i8 q1, q1, %[o]\n\t.endif\n\t"
                      "letp lr, 1b\n"
-                     : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
-                     : [k] "r"(k)
-                     : "q0", "q1", "lr", "memory");
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w0] "+r"(w),
+                       [w1] "+r"(w1)
+                     : [k] "r"(k), [o] "r"(128), [off] "i"(offset)
+                     : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
+            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
+            : [v] "=&w"(v)
+            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
+    return v;
+}
+
+/** bias + sum_{i<k} x[i] * w_r[i] (k >= 1) for the row r (0 or 1) of the weight pair at w. */
+static inline __attribute__((always_inline)) int32_t mcu_cmsis_mve_dot1(const int8_t *x, const int8_t *w, int32_t k,
+                                                                        int32_t bias, int32_t r, const int offset)
+{
+    int32_t a = bias;
+    if (r == 0) {
+        __asm__ volatile("dlstp.8 lr, %[k]\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[x]], #16\n\t"
+                         "vld20.8 {q1, q2}, [%[w]]\n\t"
+                         "vld21.8 {q1, q2}, [%[w]]!\n\t"
+                         ".if %c[off]\n\tvsub.i8 q1, q1, %[o]\n\t.endif\n\t"
+                         "vmladava.s8 %[a], q0, q1\n\t"
+                         "letp lr, 1b\n"
+                         : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
+                         : [k] "r"(k), [o] "r"(128), [off] "i"(offset)
+                         : "q0", "q1", "q2", "lr", "memory");
+    } else {
+        __asm__ volatile("dlstp.8 lr, %[k]\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[x]], #16\n\t"
+                         "vld20.8 {q1, q2}, [%[w]]\n\t"
+                         "vld21.8 {q1, q2}, [%[w]]!\n\t"
+                         "vmladava.s8 %[a], q0, q2\n\t"
+                         "letp lr, 1b\n"
+                         : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
+                         : [k] "r"(k)
+                         : "q0", "q1", "q2", "lr", "memory");
+    }
     return a;
 }
 
@@ -108,20 +182,22 @@ static inline int mcu_cmsis_mve_shifts_right(const int32_t *shift, int32_t n)
     return 1;
 }
 
-/** out[j] = requantize(bias[j] + sum_{i<k} x[i] * weights[j * k + i]) for j < n (k >= 1);
-    right_only (a compile-time constant): every shift is <= 0. */
+/** out[j] = requantize(bias[j] + sum_{i<k} x[i] * w_j[i]) for the n rows w_j of the pair-layout
+    weights (k >= 1); right_only (a compile-time constant): every shift is <= 0; layout (also): 1 for
+    the offset pair layout. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int8_t *x, const int8_t *weights,
                                                                        int32_t k, int32_t n, const int32_t *bias,
                                                                        const int32_t *multiplier,
                                                                        const int32_t *shift,
                                                                        const mcu_cmsis_mve_out *o, int8_t *out,
-                                                                       const int right_only)
+                                                                       const int right_only, const int layout)
 {
     const int32_t offset = o->offset, act_min = o->act_min, act_max = o->act_max;
     const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
+    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
     int32_t j = 0;
     for (; j + 4 <= n; j += 4) {
-        const int32x4_t acc = mcu_cmsis_mve_dot4(x, weights + j * k, k, bias + j);
+        const int32x4_t acc = mcu_cmsis_mve_dot4(x, weights + (j >> 1) * stride, k, bias + j, layout);
         if (right_only) {
             vstrbq_s32(out + j, mcu_cmsis_mve_requantize_right(acc, multiplier + j, shift + j, offset, lo, hi));
         } else {
@@ -129,7 +205,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int
         }
     }
     for (; j < n; j++) {
-        const int32_t acc = mcu_cmsis_mve_dot1(x, weights + j * k, k, bias[j]);
+        const int32_t acc = mcu_cmsis_mve_dot1(x, weights + (j >> 1) * stride, k, bias[j], j & 1, layout);
         out[j] = mcu_cmsis_requantize_s8(acc, multiplier[j], shift[j], offset, act_min, act_max);
     }
 }
@@ -229,41 +305,49 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
 }
 
 /** Two pixels x four output channels: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows
-    w_j = w + j * k (k a multiple of 16), the two columns interleaved sixteen values at a time (x0's
-    at col, x1's at col + 16, then col + 32 ...). Eight accumulators, every even register but SP
-    (register variables), each weight vector into two VMLADAVA. */
+    w_j of the weight pairs at w and w + stride (k a multiple of 16), the two columns interleaved
+    sixteen values at a time (x0's at col, x1's at col + 16, then col + 32 ...). Eight accumulators,
+    every even register but SP (register variables), each weight vector into two VMLADAVA. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4(const int8_t *col, const int8_t *w, int32_t k,
                                                                        const int32_t *bias, int32x4_t *out0,
-                                                                       int32x4_t *out1)
+                                                                       int32x4_t *out1, const int offset)
 {
     int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
     int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
-    const int8_t *w1 = w + k;
-    const int8_t *w2 = w1 + k;
-    const int8_t *w3 = w2 + k;
+    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
     int32_t n = k >> 4;
-    __asm__ volatile("1:\n\t"
+    /* the inputs and the first pair's vectors one iteration ahead (the last early loads read the
+       second pair, and 32 bytes past the columns, inside the scratch MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES
+       sizes), so loads alternate with VMLADAVA */
+    __asm__ volatile("vldrb.8 q0, [%[x]]\n\t"
+                     "vld20.8 {q2, q3}, [%[w0]]\n\t"
                      "vldrb.8 q1, [%[x], #16]\n\t"
-                     "vldrb.8 q0, [%[x]], #32\n\t"
-                     "vldrb.8 q2, [%[w0]], #16\n\t"
+                     "vld21.8 {q2, q3}, [%[w0]]!\n\t"
+                     ".if %c[off]\n\tvsub.i8 q2, q2, %[o]\n\t.endif\n\t"
+                     "1:\n\t"
+                     "vld20.8 {q4, q5}, [%[w1]]\n\t"
                      "vmladava.s8 %[a0], q0, q2\n\t"
+                     "vld21.8 {q4, q5}, [%[w1]]!\n\t"
                      "vmladava.s8 %[b0], q1, q2\n\t"
-                     "vldrb.8 q2, [%[w1]], #16\n\t"
-                     "vmladava.s8 %[a1], q0, q2\n\t"
-                     "vmladava.s8 %[b1], q1, q2\n\t"
-                     "vldrb.8 q2, [%[w2]], #16\n\t"
-                     "vmladava.s8 %[a2], q0, q2\n\t"
-                     "vmladava.s8 %[b2], q1, q2\n\t"
-                     "vldrb.8 q2, [%[w3]], #16\n\t"
-                     "vmladava.s8 %[a3], q0, q2\n\t"
-                     "vmladava.s8 %[b3], q1, q2\n\t"
+                     ".if %c[off]\n\tvsub.i8 q4, q4, %[o]\n\t.endif\n\t"
+                     "vmladava.s8 %[a1], q0, q3\n\t"
+                     "vmladava.s8 %[b1], q1, q3\n\t"
+                     "vld20.8 {q2, q3}, [%[w0]]\n\t"
+                     "vmladava.s8 %[a2], q0, q4\n\t"
+                     "vld21.8 {q2, q3}, [%[w0]]!\n\t"
+                     "vmladava.s8 %[b2], q1, q4\n\t"
+                     ".if %c[off]\n\tvsub.i8 q2, q2, %[o]\n\t.endif\n\t"
+                     "vmladava.s8 %[a3], q0, q5\n\t"
+                     "vldrb.8 q0, [%[x], #32]!\n\t"
+                     "vmladava.s8 %[b3], q1, q5\n\t"
+                     "vldrb.8 q1, [%[x], #16]\n\t"
                      "subs %[n], %[n], #1\n\t"
                      "bne 1b\n"
                      : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [b0] "+Te"(b0),
-                       [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3), [x] "+r"(col), [w0] "+r"(w), [w1] "+r"(w1), [w2] "+r"(w2),
-                       [w3] "+r"(w3), [n] "+r"(n)
-                     :
-                     : "q0", "q1", "q2", "memory", "cc");
+                       [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3), [x] "+r"(col), [w0] "+r"(w), [w1] "+r"(w1),
+                       [n] "+r"(n)
+                     : [o] "r"(128), [off] "i"(offset)
+                     : "q0", "q1", "q2", "q3", "q4", "q5", "memory", "cc");
     int32x4_t v0, v1;
     __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
             "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
@@ -279,15 +363,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4(const int
 
 #if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
 /** Four output channels of two pixels from their interleaved columns, requantized (every shift
-    <= 0) and stored. Not inlined: the assembly needs every register, which gcc 12 cannot free
-    inside a loop. */
-static __attribute__((noinline)) void mcu_cmsis_mve_group2x4(const int8_t *col, const int8_t *w, int32_t k,
-                                                              const int32_t *bias, const int32_t *multiplier,
-                                                              const int32_t *shift, const mcu_cmsis_mve_out *o,
-                                                              int8_t *out0, int8_t *out1)
+    <= 0) and stored. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_group2x4_body(
+    const int8_t *col, const int8_t *w, int32_t k, const int32_t *bias, const int32_t *multiplier,
+    const int32_t *shift, const mcu_cmsis_mve_out *o, int8_t *out0, int8_t *out1, const int offset)
 {
     int32x4_t a0, a1;
-    mcu_cmsis_mve_dot2x4(col, w, k, bias, &a0, &a1);
+    mcu_cmsis_mve_dot2x4(col, w, k, bias, &a0, &a1, offset);
     const int32x4_t s = vldrwq_s32(shift), m = vldrwq_s32(multiplier);
     const int32x4_t lo = vdupq_n_s32(o->act_min), hi = vdupq_n_s32(o->act_max);
     a0 = vqrdmulhq_s32(a0, m);
@@ -298,14 +380,41 @@ static __attribute__((noinline)) void mcu_cmsis_mve_group2x4(const int8_t *col, 
     vstrbq_s32(out1, vminq_s32(vmaxq_s32(vaddq_n_s32(a1, o->offset), lo), hi));
 }
 
-/** Two pixels' outputs from their interleaved columns (every shift <= 0, n a multiple of 4, k of
-    16). */
-static inline void mcu_cmsis_mve_matvec2(const int8_t *col, const int8_t *weights, int32_t k, int32_t n,
-                                         const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                         const mcu_cmsis_mve_out *o, int8_t *out0, int8_t *out1)
+/* Not inlined, one per layout: the assembly needs every register, which gcc 12 cannot free inside
+   a loop. */
+static __attribute__((noinline)) void mcu_cmsis_mve_group2x4(const int8_t *col, const int8_t *w, int32_t k,
+                                                              const int32_t *bias, const int32_t *multiplier,
+                                                              const int32_t *shift, const mcu_cmsis_mve_out *o,
+                                                              int8_t *out0, int8_t *out1)
 {
-    for (int32_t j = 0; j < n; j += 4, weights += 4 * k) {
-        mcu_cmsis_mve_group2x4(col, weights, k, bias + j, multiplier + j, shift + j, o, out0 + j, out1 + j);
+    mcu_cmsis_mve_group2x4_body(col, w, k, bias, multiplier, shift, o, out0, out1, 0);
+}
+
+static __attribute__((noinline)) void mcu_cmsis_mve_group2x4_offset(const int8_t *col, const int8_t *w, int32_t k,
+                                                                     const int32_t *bias, const int32_t *multiplier,
+                                                                     const int32_t *shift, const mcu_cmsis_mve_out *o,
+                                                                     int8_t *out0, int8_t *out1)
+{
+    mcu_cmsis_mve_group2x4_body(col, w, k, bias, multiplier, shift, o, out0, out1, 1);
+}
+
+/** Two pixels' outputs from their interleaved columns (every shift <= 0, n a multiple of 4, k of
+    16); offset (a compile-time constant): the offset pair layout. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2(const int8_t *col, const int8_t *weights,
+                                                                        int32_t k, int32_t n, const int32_t *bias,
+                                                                        const int32_t *multiplier,
+                                                                        const int32_t *shift,
+                                                                        const mcu_cmsis_mve_out *o, int8_t *out0,
+                                                                        int8_t *out1, const int offset)
+{
+    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
+    for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
+        if (offset) {
+            mcu_cmsis_mve_group2x4_offset(col, weights, k, bias + j, multiplier + j, shift + j, o, out0 + j,
+                                          out1 + j);
+        } else {
+            mcu_cmsis_mve_group2x4(col, weights, k, bias + j, multiplier + j, shift + j, o, out0 + j, out1 + j);
+        }
     }
 }
 
@@ -315,7 +424,8 @@ static inline void mcu_cmsis_mve_matvec2(const int8_t *col, const int8_t *weight
     [out_c][k] weights. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, const int right_only)
+    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, const int right_only,
+    const int offset)
 {
     const int32_t k = p->k_h * p->k_w * p->in_c;
     const int32_t out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
@@ -323,7 +433,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     for (int32_t oy = 0; oy < out_h; oy++) {
         for (int32_t ox = 0; ox < out_w; ox++, output += out_c) {
             mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
-            mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, right_only);
+            mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, right_only, offset);
         }
     }
 }
@@ -331,9 +441,9 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
 #if !defined(__NO_INLINE__)
 /** Convolution, two output pixels at a time: their columns interleaved in scratch (in_c % 16 == 0,
     out_c % 4 == 0, every shift <= 0); an odd last pixel alone. */
-static inline void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis_conv_params *p, const int8_t *input,
-                                              const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
-                                              const int32_t *shift, int8_t *scratch, int8_t *output)
+static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pairs(
+    const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
+    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, const int offset)
 {
     const int32_t k = p->k_h * p->k_w * p->in_c;
     const int32_t out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
@@ -349,11 +459,12 @@ static inline void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis_conv_params *p, co
         if (++ox == out_w) {
             ox = 0, oy++;
         }
-        mcu_cmsis_mve_matvec2(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, output + out_c);
+        mcu_cmsis_mve_matvec2(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, output + out_c,
+                              offset);
     }
     if (n < pixels) {
         mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
-        mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1);
+        mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, offset);
     }
 }
 
@@ -363,93 +474,156 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_
                                            const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
                                            int8_t *scratch, int8_t *output)
 {
+    const int off = p->pair_offset != 0;
     if (!mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
-        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 0);
+        if (off) {
+            mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 0, 1);
+        } else {
+            mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 0, 0);
+        }
 #if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
     } else if (p->in_c % 16 == 0 && p->out_c % 4 == 0) {
-        mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output);
+        if (off) {
+            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, 1);
+        } else {
+            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, 0);
+        }
 #endif
+    } else if (off) {
+        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 1, 1);
     } else {
-        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 1);
+        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 1, 0);
     }
 }
 
-/** Two pixels x four output channels with k (8, 16, 32, 64 or 128: a compile-time constant) fully
-    unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j = w + j * k (w 4-byte
-    aligned), as two vectors. Eight accumulators (every even register but SP) take each weight
-    vector (VLDRW with an immediate offset: one pointer reaches the four rows) into two VMLADAVA. */
+/** Two pixels x four output channels with k (8, 16, 32, 64, 128 or 256: a compile-time constant) fully
+    unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j of the weight pairs at
+    w and w + stride, as two vectors. Eight accumulators (every even register but SP) take each
+    deinterleaved weight vector into two VMLADAVA; the inputs are read by immediate offsets from x0
+    and x1, the pairs by post-incremented VLD2. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const int8_t *x0, const int8_t *x1,
                                                                          const int8_t *w, const int32_t *bias,
                                                                          int32x4_t *out0, int32x4_t *out1,
-                                                                         const int32_t k)
+                                                                         const int32_t k, const int offset)
 {
-    int32x4_t v0, v1;
-    if (k == 8) { /* eight values: widening loads (VLDRB.S16) and VMLADAVA.S16 over eight lanes */
-        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for its three pointers */
+    if (k == 8 && !offset) { /* eight values: widening loads (VLDRB.S16), VMOVLB / VMOVLT split a pair's sixteen
+                     bytes into its two rows as int16, VMLADAVA.S16 over eight lanes */
+        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for the inputs */
+        const int8_t *b = (const int8_t *)bias;
+        register int32x4_t r0 __asm__("q3"), r1 __asm__("q2");
         __asm__ volatile("ldrd r0, r2, [%[b]]\n\t"
                          "ldrd r4, r6, [%[b], #8]\n\t"
                          "mov r8, r0\n\t"
                          "mov r10, r2\n\t"
                          "mov r12, r4\n\t"
                          "mov lr, r6\n\t"
+                         "add %[b], %[w], #%c[stride]\n\t"
                          "vldrb.s16 q0, [%[x0]]\n\t"
+                         "vldrb.8 q2, [%[w]]\n\t"
+                         "vmovlb.s8 q3, q2\n\t"
                          "vldrb.s16 q1, [%[x1]]\n\t"
-                         "vldrb.s16 q2, [%[w]]\n\t"
-                         "vmladava.s16 r0, q0, q2\n\t"
-                         "vmladava.s16 r8, q1, q2\n\t"
-                         "vldrb.s16 q2, [%[w], #8]\n\t"
+                         "vmovlt.s8 q2, q2\n\t"
+                         "vmladava.s16 r0, q0, q3\n\t"
+                         "vldrb.8 q4, [%[b]]\n\t"
+                         "vmladava.s16 r8, q1, q3\n\t"
+                         "vmovlb.s8 q5, q4\n\t"
                          "vmladava.s16 r2, q0, q2\n\t"
+                         "vmovlt.s8 q4, q4\n\t"
                          "vmladava.s16 r10, q1, q2\n\t"
-                         "vldrb.s16 q2, [%[w], #16]\n\t"
-                         "vmladava.s16 r4, q0, q2\n\t"
-                         "vmladava.s16 r12, q1, q2\n\t"
-                         "vldrb.s16 q2, [%[w], #24]\n\t"
-                         "vmladava.s16 r6, q0, q2\n\t"
-                         "vmladava.s16 lr, q1, q2\n\t"
-                         "vmov %q[v0][2], %q[v0][0], r0, r4\n\t"
-                         "vmov %q[v0][3], %q[v0][1], r2, r6\n\t"
-                         "vmov %q[v1][2], %q[v1][0], r8, r12\n\t"
-                         "vmov %q[v1][3], %q[v1][1], r10, lr"
-                         : [v0] "=&w"(v0), [v1] "=&w"(v1)
-                         : [x0] "l"(x0), [x1] "l"(x1), [w] "l"(w), [b] "r"(bias)
-                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "memory");
-        *out0 = v0;
-        *out1 = v1;
+                         /* the results into q3 / q2 (free now) as they complete */
+                         "vmladava.s16 r4, q0, q5\n\t"
+                         "vmov q3[2], q3[0], r0, r4\n\t"
+                         "vmladava.s16 r12, q1, q5\n\t"
+                         "vmov q2[2], q2[0], r8, r12\n\t"
+                         "vmladava.s16 r6, q0, q4\n\t"
+                         "vmov q3[3], q3[1], r2, r6\n\t"
+                         "vmladava.s16 lr, q1, q4\n\t"
+                         "vmov q2[3], q2[1], r10, lr"
+                         : "=&w"(r0), "=&w"(r1), [b] "+r"(b)
+                         : [x0] "l"(x0), [x1] "l"(x1), [w] "r"(w), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(8))
+                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
+        *out0 = r0;
+        *out1 = r1;
         return;
     }
-    __asm__ volatile("ldrd r0, r2, [%[b]]\n\t"
-                     "ldrd r4, r6, [%[b], #8]\n\t"
-                     "mov r8, r0\n\t"
-                     "mov r10, r2\n\t"
-                     "mov r12, r4\n\t"
-                     "mov lr, r6\n\t"
-                     ".set mcu_mve_off, 0\n\t"
-                     ".rept %c[n]\n\t"
-                     "vldrb.8 q0, [%[x0], #mcu_mve_off]\n\t"
-                     "vldrb.8 q1, [%[x1], #mcu_mve_off]\n\t"
-                     "vldrw.u32 q2, [%[w], #mcu_mve_off]\n\t"
-                     "vmladava.s8 r0, q0, q2\n\t"
-                     "vmladava.s8 r8, q1, q2\n\t"
-                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + %c[k])]\n\t"
-                     "vmladava.s8 r2, q0, q2\n\t"
-                     "vmladava.s8 r10, q1, q2\n\t"
-                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + 2 * %c[k])]\n\t"
-                     "vmladava.s8 r4, q0, q2\n\t"
-                     "vmladava.s8 r12, q1, q2\n\t"
-                     "vldrw.u32 q2, [%[w], #(mcu_mve_off + 3 * %c[k])]\n\t"
-                     "vmladava.s8 r6, q0, q2\n\t"
-                     "vmladava.s8 lr, q1, q2\n\t"
-                     ".set mcu_mve_off, mcu_mve_off + 16\n\t"
-                     ".endr\n\t"
-                     "vmov %q[v0][2], %q[v0][0], r0, r4\n\t"
-                     "vmov %q[v0][3], %q[v0][1], r2, r6\n\t"
-                     "vmov %q[v1][2], %q[v1][0], r8, r12\n\t"
-                     "vmov %q[v1][3], %q[v1][1], r10, lr"
-                     : [v0] "=&w"(v0), [v1] "=&w"(v1)
-                     : [x0] "r"(x0), [x1] "r"(x1), [w] "r"(w), [b] "r"(bias), [n] "i"(k / 16), [k] "i"(k)
-                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "memory");
-    *out0 = v0;
-    *out1 = v1;
+    /* the accumulators in the even registers VMLADAVA needs, each pixel's four starting at the bias;
+       the bias pointer's register then walks the second pair (q6: 128 for the offset layout's VSUB).
+       Software pipelined: the next sixteen values' inputs and first pair
+       are loaded among this step's VMLADAVA, so loads and multiply-accumulates alternate; the
+       results are moved into q2 / q3 as the last step completes them */
+    register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results: the first pair's registers */
+    const int32_t *b = bias; /* then the second pair's weights */
+    /* one text, two clobber lists: q6 only for the offset layout; HALF: a step's second pair loaded
+       among the first pair's four VMLADAVA */
+#define MCU_MVE_DOT2X4_K_HALF \
+    "vld20.8 {q4, q5}, [%[b]]\n\t" \
+    "vmladava.s8 r0, q0, q2\n\t" \
+    "vld21.8 {q4, q5}, [%[b]]!\n\t" \
+    "vmladava.s8 r8, q1, q2\n\t" \
+    ".if %c[off]\n\tvsub.i8 q4, q4, q6\n\t.endif\n\t" \
+    "vmladava.s8 r2, q0, q3\n\t" \
+    "vmladava.s8 r10, q1, q3\n\t"
+#define MCU_MVE_DOT2X4_K_ASM \
+    "ldrd r0, r2, [%[b]]\n\t" \
+    "ldrd r4, r6, [%[b], #8]\n\t" \
+    "mov r8, r0\n\t" \
+    "mov r10, r2\n\t" \
+    "mov r12, r4\n\t" \
+    "mov lr, r6\n\t" \
+    "add %[b], %[w], #%c[stride]\n\t" \
+    ".if %c[off]\n\tvmov.i8 q6, #128\n\t.endif\n\t" \
+    "vldrb.8 q0, [%[x0]]\n\t" \
+    "vld20.8 {q2, q3}, [%[w]]\n\t" \
+    "vldrb.8 q1, [%[x1]]\n\t" \
+    "vld21.8 {q2, q3}, [%[w]]!\n\t" \
+    ".if %c[off]\n\tvsub.i8 q2, q2, q6\n\t.endif\n\t" \
+    ".set mcu_mve_off, 16\n\t" \
+    ".rept (%c[n] - 1)\n\t" \
+    MCU_MVE_DOT2X4_K_HALF \
+    "vld20.8 {q2, q3}, [%[w]]\n\t" \
+    "vmladava.s8 r4, q0, q4\n\t" \
+    "vld21.8 {q2, q3}, [%[w]]!\n\t" \
+    "vmladava.s8 r12, q1, q4\n\t" \
+    ".if %c[off]\n\tvsub.i8 q2, q2, q6\n\t.endif\n\t" \
+    "vmladava.s8 r6, q0, q5\n\t" \
+    ".if %c[n] > 8\n\tvldrb.8 q0, [%[x0], #16]!\n\t.else\n\tvldrb.8 q0, [%[x0], #mcu_mve_off]\n\t.endif\n\t" \
+    "vmladava.s8 lr, q1, q5\n\t" \
+    ".if %c[n] > 8\n\tvldrb.8 q1, [%[x1], #16]!\n\t.else\n\tvldrb.8 q1, [%[x1], #mcu_mve_off]\n\t.endif\n\t" \
+    ".set mcu_mve_off, mcu_mve_off + 16\n\t" \
+    ".endr\n\t" \
+    /* the last sixteen values, the results moved into q2 / q3 as they complete */ \
+    MCU_MVE_DOT2X4_K_HALF \
+    "vmladava.s8 r4, q0, q4\n\t" \
+    "vmov q2[2], q2[0], r0, r4\n\t" \
+    "vmladava.s8 r12, q1, q4\n\t" \
+    "vmov q3[2], q3[0], r8, r12\n\t" \
+    "vmladava.s8 r6, q0, q5\n\t" \
+    "vmov q2[3], q2[1], r2, r6\n\t" \
+    "vmladava.s8 lr, q1, q5\n\t" \
+    "vmov q3[3], q3[1], r10, lr\n\t" \
+    /* the pointers as they came (inputs: distinct registers, distinct values; the \
+    inputs walked by writeback past the immediate offsets' reach, k = 256) */ \
+    "sub %[w], %[w], #(32 * %c[n])\n\t" \
+    ".if %c[n] > 8\n\t" \
+    "sub %[x0], %[x0], #(16 * %c[n] - 16)\n\t" \
+    "sub %[x1], %[x1], #(16 * %c[n] - 16)\n\t" \
+    ".endif\n\t"
+#define MCU_MVE_DOT2X4_K_OPERANDS                                                                                   \
+    : "=&w"(r0), "=&w"(r1), [b] "+r"(b)                                                                            \
+    : [w] "r"(w), [x0] "r"(x0), [x1] "r"(x1), [n] "i"(k / 16), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(k)),        \
+      [off] "i"(offset)
+    if (offset) {
+        __asm__ volatile(MCU_MVE_DOT2X4_K_ASM MCU_MVE_DOT2X4_K_OPERANDS
+                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "q6", "memory");
+    } else {
+        __asm__ volatile(MCU_MVE_DOT2X4_K_ASM MCU_MVE_DOT2X4_K_OPERANDS
+                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
+    }
+#undef MCU_MVE_DOT2X4_K_HALF
+#undef MCU_MVE_DOT2X4_K_ASM
+#undef MCU_MVE_DOT2X4_K_OPERANDS
+    *out0 = r0;
+    *out1 = r1;
 }
 
 /** Two pixels' outputs (every shift <= 0, n a multiple of 4, k a compile-time constant of
@@ -460,11 +634,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
                                                                           const int32_t *multiplier,
                                                                           const int32_t *shift, int32_t out_offset,
                                                                           int32x4_t lo, int32x4_t hi, int8_t *out0,
-                                                                          int8_t *out1, const int32_t k)
+                                                                          int8_t *out1, const int32_t k,
+                                                                          const int offset)
 {
-    for (int32_t j = 0; j < n; j += 4, weights += 4 * k) {
+    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
+    for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
         int32x4_t a0, a1;
-        mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k);
+        mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k, offset);
         const int32x4_t s = vldrwq_s32(shift + j), m = vldrwq_s32(multiplier + j);
         a0 = vqrdmulhq_s32(a0, m);
         a1 = vqrdmulhq_s32(a1, m);
@@ -479,7 +655,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
     constant), an odd last pixel through mcu_cmsis_mve_matvec. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int32_t k)
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int32_t k, const int offset)
 {
     const int32_t in_w = p->in_w, out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
     const int32_t sw = p->stride_w, sh = p->stride_h;
@@ -492,20 +668,20 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
         const int8_t *x0 = input + (oy0 * sh * in_w + ox0 * sw) * k;
         const int8_t *x1 = input + (oy1 * sh * in_w + ox1 * sw) * k;
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
-                                output + n * out_c, output + (n + 1) * out_c, k);
+                                output + n * out_c, output + (n + 1) * out_c, k, offset);
     }
     if (n < pixels) {
         const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
         const int32_t oy = n / out_w, ox = n - oy * out_w;
         mcu_cmsis_mve_matvec(input + (oy * sh * in_w + ox * sw) * k, weights, k, out_c, bias, multiplier, shift, &o,
-                             output + n * out_c, 1);
+                             output + n * out_c, 1, offset);
     }
 }
 
 /** 1x1 convolution: each input pixel (read in place) times the [out_c][in_c] weights. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pixels(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int right_only)
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int right_only, const int offset)
 {
     const int32_t in_c = p->in_c, out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
     const int32_t step_x = p->stride_w * in_c, step_y = p->stride_h * p->in_w * in_c;
@@ -513,8 +689,49 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pixel
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int8_t *x = input + oy * step_y;
         for (int32_t ox = 0; ox < out_w; ox++, x += step_x, output += out_c) {
-            mcu_cmsis_mve_matvec(x, weights, in_c, out_c, bias, multiplier, shift, &o, output, right_only);
+            mcu_cmsis_mve_matvec(x, weights, in_c, out_c, bias, multiplier, shift, &o, output, right_only, offset);
         }
+    }
+}
+
+/** 1x1 convolution with one weight layout (offset: a compile-time constant). */
+static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_s8_mve_layout(
+    const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int offset)
+{
+    if (mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
+#if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
+        if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128, 256 */
+            switch (p->in_c) {
+            case 8:
+                if (!offset) { /* the k = 8 kernel reads the plain layout only */
+                    mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 8, 0);
+                    return;
+                }
+                break;
+            case 16:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 16, offset);
+                return;
+            case 32:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 32, offset);
+                return;
+            case 64:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 64, offset);
+                return;
+            case 128:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 128, offset);
+                return;
+            case 256:
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 256, offset);
+                return;
+            default:
+                break;
+            }
+        }
+#endif
+        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 1, offset);
+    } else {
+        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 0, offset);
     }
 }
 
@@ -522,33 +739,10 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const 
                                                const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
                                                const int32_t *shift, int8_t *output)
 {
-    if (mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
-#if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
-        if (p->out_c % 4 == 0 && ((uintptr_t)weights & 3) == 0) { /* k unrolled: 8, 16, 32, 64, 128 */
-            switch (p->in_c) {
-            case 8:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 8);
-                return;
-            case 16:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 16);
-                return;
-            case 32:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 32);
-                return;
-            case 64:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 64);
-                return;
-            case 128:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 128);
-                return;
-            default:
-                break;
-            }
-        }
-#endif
-        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 1);
+    if (p->pair_offset) { /* the offset pair layout (never with in_c 8: the planner's minimum K) */
+        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, 1);
     } else {
-        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 0);
+        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, 0);
     }
 }
 
@@ -562,12 +756,15 @@ static inline void mcu_cmsis_fully_connected_s8_mve(const mcu_cmsis_fc_params *p
     const int right_only = mcu_cmsis_mve_shifts_right(shift, units);
     for (int32_t r = 0; r < rows; r++, input += depth, output += units) {
         if (right_only) {
-            mcu_cmsis_mve_matvec(input, weights, depth, units, bias, multiplier, shift, &o, output, 1);
+            mcu_cmsis_mve_matvec(input, weights, depth, units, bias, multiplier, shift, &o, output, 1, 0);
         } else {
-            mcu_cmsis_mve_matvec(input, weights, depth, units, bias, multiplier, shift, &o, output, 0);
+            mcu_cmsis_mve_matvec(input, weights, depth, units, bias, multiplier, shift, &o, output, 0, 0);
         }
     }
 }
 
+#if !defined(__OPTIMIZE__)
+#pragma GCC pop_options
+#endif
 #endif /* MCU_CMSIS_USE_MVE */
 #endif /* MCU_CMSIS_GEMM_MVE_H */

@@ -67,8 +67,8 @@ static void lstm_gates_fc(const int8_t *x, int32_t k, const int8_t *w, const int
             const int32_t mm[4] = {m, m, m, m}, ss[4] = {s, s, s, s};
             const int32x4_t lo = vdupq_n_s32(-32768), hi = vdupq_n_s32(32767);
             for (; r + 4 <= end; r += 4) {
-                int32x4_t v = mcu_cmsis_mve_requantize_right(mcu_cmsis_mve_dot4(x, w + r * k, k, bias + r), mm, ss,
-                                                             0, lo, hi);
+                const int32x4_t acc = mcu_cmsis_mve_dot4_rows(x, w + r * k, k, bias + r);
+                int32x4_t v = mcu_cmsis_mve_requantize_right(acc, mm, ss, 0, lo, hi);
                 if (add) {
                     v = vminq_s32(vmaxq_s32(vaddq_s32(v, vldrhq_s32(pre + r)), lo), hi);
                 }

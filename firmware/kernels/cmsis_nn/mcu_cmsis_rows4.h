@@ -5,8 +5,8 @@
  * mcu_cmsis_rows4_dot: on the DSP path an inline-assembly loop (four values of the vector per
  * iteration, split once by SXTB16 / SXTB16 ROR #8 for the four rows; each row's weight word the
  * same way; two SMLAD per row: 24 instructions per 16 multiply-accumulates, 13 registers, none
- * spilled), on Helium mcu_cmsis_mve_dot4, else plain C. The row length k must be a multiple of 4
- * (the lowerings zero-pad the rows, the kernels copy the vector into a zero-padded scratch row).
+ * spilled), on Helium mcu_cmsis_mve_dot4_rows, else plain C. The row length k must be a multiple
+ * of 4 (the lowerings zero-pad the rows, the kernels copy the vector into a zero-padded scratch row).
  */
 #ifndef MCU_CMSIS_ROWS4_H
 #define MCU_CMSIS_ROWS4_H
@@ -91,7 +91,7 @@ static __attribute__((noinline, unused)) void mcu_cmsis_rows4_dot(const int8_t *
                      : "cc", "memory");
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 #elif defined(MCU_CMSIS_USE_MVE)
-    vstrwq_s32(acc, mcu_cmsis_mve_dot4(x, w, k, acc));
+    vstrwq_s32(acc, mcu_cmsis_mve_dot4_rows(x, w, k, acc));
 #else
     for (int32_t j = 0; j < 4; j++) {
         int32_t a = acc[j];

@@ -12,11 +12,12 @@ call fits the generic template (a parameter struct: `Lowered.struct`), its templ
 (codegen/templates/cmsis_nn/<name>.c.j2).
 
 Precomputed, in short: per-channel multipliers and shifts (TFLM's derivation); for convolutions and
-fully connected layers, biases folded with the input zero point; weights in their natural layouts
-(OHWI rows, [KH*KW][OC] depthwise taps, [units][depth]): the kernels' SIMD orderings live in their
-scratch instead (the DSP im2col stores each group of four column values as x0 x2 x1 x3, the order
-SXTB16 / SXTB16 ROR #8 unpack a weight word into; the MVE path multiplies int8 columns with the int8
-rows directly), so one weight layout serves the plain, DSP and MVE builds of the same generated C.
+fully connected layers, biases folded with the input zero point and weights in the pair layout
+(common.pair_rows: output channels 2j and 2j + 1 byte interleaved, which SXTB16 / SXTB16 ROR #8 and
+Helium's VLD2 split at full rate; for convolutions where common.pair_offset allows, each pair's first
+row stored plus 128, which lets the DSP inner loop split each weight word once); depthwise taps in
+their natural [KH*KW][OC] layout. One weight layout serves the plain, DSP and MVE builds of the same
+generated C; the columns' SIMD orderings live in the kernels' scratch.
 """
 
 from __future__ import annotations

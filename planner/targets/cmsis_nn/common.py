@@ -57,6 +57,47 @@ def scratch_size(macro: str, *args: int) -> KernelSize:
     return kernel_size("cmsis_nn", macro, *args)
 
 
+# ---- the pair layout of the matrix products' weights ------------------------------------------------
+
+def pair_depth(k: int) -> int:
+    """K of a row pair in the pair layout, padded as the kernels read it (MCU_CMSIS_PAIR_DEPTH)."""
+    return kernel_size("cmsis_nn", "MCU_CMSIS_PAIR_DEPTH", k).bytes
+
+
+def pair_rows(w: np.ndarray, offset: bool = False) -> np.ndarray:
+    """[rows][K] int8 weights in the pair layout of mcu_kernels_cmsis_nn.h: rows 2j and 2j + 1 byte
+    interleaved (w[2j][0], w[2j + 1][0], w[2j][1], ...), each pair padded with zeros to
+    pair_depth(K) columns, an odd last row paired with a row of zeros; flat int8. offset: row 2j's K
+    values stored plus 128 (as uint8: the byte pattern w ^ 0x80), its padding still 0."""
+    rows, k = w.shape
+    out = np.zeros(((rows + 1) // 2, pair_depth(k), 2), np.int8)
+    first = w[0::2].astype(np.int8)
+    out[:, :k, 0] = first ^ np.int8(-128) if offset else first
+    out[: rows // 2, :k, 1] = w[1::2]
+    return out.reshape(-1)
+
+
+def unpair_rows(flat: np.ndarray, rows: int, k: int, offset: bool = False) -> np.ndarray:
+    """The [rows][K] weights back from their pair layout (pair_rows)."""
+    pairs = np.asarray(flat).reshape((rows + 1) // 2, pair_depth(k), 2)[:, :k].copy()
+    if offset:
+        pairs[:, :, 0] ^= np.int8(-128)
+    return pairs.transpose(0, 2, 1).reshape(-1, k)[:rows]
+
+
+# The DSP paths' one-SXTB16 inner loop (mcu_cmsis_pair_dsp.h) pays off from this K on.
+PAIR_OFFSET_MIN_K = 48
+
+
+def pair_offset(w: np.ndarray) -> bool:
+    """Whether a [rows][K] layer takes the offset pair layout: K at least PAIR_OFFSET_MIN_K and, for
+    every pair's second row b, |sum(x * b)| < 2^23 for all int8 inputs x (128 * sum|b| < 2^23), so
+    the DSP paths recover that sum exactly from the raw weight word's product (mcu_cmsis_pair_dsp.h)."""
+    rows, k = w.shape
+    b = np.abs(w[1::2].astype(np.int64)).sum(axis=1)
+    return bool(k >= PAIR_OFFSET_MIN_K and (b.size == 0 or 128 * int(b.max()) < 2**23))
+
+
 # ---- checks -----------------------------------------------------------------------------------------
 
 def int8_io(caps: dict[str, Expr]) -> str | None:

@@ -1,9 +1,12 @@
 """CONV_2D on cmsis-nn: mcu_cmsis_conv2d_1x1_s8 (1x1 filters read input pixels in place) and
-mcu_cmsis_conv2d_s8 (im2col), both over weights in their OHWI rows with the bias folded with the
-input zero point: acc = sum(x * w) + bias', bias' = bias + input_offset * sum(w). Exact integer
-algebra once padding is filled with the input zero point (a padded tap then adds zp * w, which the
-fold cancels), so the inner loops multiply raw int8 values. The DSP paths widen two pixels (or two
-im2col columns) into scratch; the fast requantization record `rq` is added where it is proven."""
+mcu_cmsis_conv2d_s8 (im2col), both over OHWI weight rows in the pair layout (common.pair_rows:
+output channels 2j and 2j + 1 byte interleaved, what SXTB16 / SXTB16 ROR #8 and Helium's VLD2 split;
+with `pair_offset` where common.pair_offset allows, channel 2j's weights stored plus 128, which the
+DSP paths' inner loop exploits) with the bias folded with the input zero point: acc = sum(x * w) + bias', bias' = bias +
+input_offset * sum(w). Exact integer algebra once padding is filled with the input zero point (a
+padded tap then adds zp * w, which the fold cancels), so the inner loops multiply raw int8 values.
+The DSP paths widen three pixels (or im2col columns) into scratch; the fast requantization record
+`rq` is added where it is proven."""
 
 from __future__ import annotations
 
@@ -42,9 +45,10 @@ def lower(call: Call) -> Lowered:
     params.update(common.geometry(call, kh, kw))
     w2d = w.reshape(oc, kh * kw * ic)
     consts["bias"] = common.folded_bias(call, w2d.astype(np.int64).sum(axis=1), params["input_offset"])
-    consts["weights"] = w2d.astype(np.int8)
+    params["pair_offset"] = int(common.pair_offset(w2d))
+    consts["weights"] = common.pair_rows(w2d.astype(np.int8), bool(params["pair_offset"]))
     with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
-    if uses_1x1(call):  # the DSP path widens two input pixels in scratch
+    if uses_1x1(call):  # the DSP path widens three input pixels in scratch
         return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model,
                        common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic))
     return Lowered("mcu_cmsis_conv2d_s8", params, consts, model,
@@ -54,7 +58,7 @@ def lower(call: Call) -> Lowered:
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
     p, k = kc.params, kc.constants
     oh, ow, oc = p["out_h"], p["out_w"], p["out_c"]
-    weights = k["weights"].reshape(oc, -1)
+    weights = common.unpair_rows(k["weights"], oc, p["k_h"] * p["k_w"] * p["in_c"], bool(p["pair_offset"]))
     cols = common.padded_windows(args[0], p, fill=-p["input_offset"]).reshape(oh * ow, -1)
     acc = c.exact_matmul(cols, weights.T) + k["bias"]
     return common.requantize(acc, kc).reshape(kc.output.shape)

@@ -1,5 +1,6 @@
-"""FULLY_CONNECTED on cmsis-nn: mcu_cmsis_fully_connected_s8 over [units, depth] weights with the bias
-folded with the input zero point (as the convolutions), and the fast requantization where proven."""
+"""FULLY_CONNECTED on cmsis-nn: mcu_cmsis_fully_connected_s8 over [units, depth] weights in the pair
+layout (as the convolutions: common.pair_rows) with the bias folded with the input zero point, and
+the fast requantization where proven. The DSP path widens each input row into scratch."""
 
 from __future__ import annotations
 
@@ -28,14 +29,16 @@ def lower(call: Call) -> Lowered:
     params, consts = common.requant_params(call, units)
     params.update(units=units, depth=depth, rows=call.args[0].type.size // depth)
     consts["bias"] = common.folded_bias(call, w.astype(np.int64).sum(axis=1), params["input_offset"])
-    consts["weights"] = w.astype(np.int8)
+    consts["weights"] = common.pair_rows(w.astype(np.int8))
     with_rq(consts, params, *acc_bounds(consts["bias"], w, -128, 127))
-    return Lowered("mcu_cmsis_fully_connected_s8", params, consts, model)
+    return Lowered("mcu_cmsis_fully_connected_s8", params, consts, model,
+                   common.scratch_size("MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES", params["rows"], depth))
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
     p, k = kc.params, kc.constants
-    acc = c.exact_matmul(args[0].reshape(p["rows"], p["depth"]), k["weights"].T) + k["bias"]
+    weights = common.unpair_rows(k["weights"], p["units"], p["depth"])
+    acc = c.exact_matmul(args[0].reshape(p["rows"], p["depth"]), weights.T) + k["bias"]
     return common.requantize(acc, kc).reshape(kc.output.shape)
 
 
