@@ -228,8 +228,8 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
     } else {
         im2col_s8(p, input, oy, ox, stage);
     }
-    for (int32_t i = k; i < k4; i++) {
-        stage[i] = 0;
+    if (k < k4) { /* the 1..3 values past K (and up to 3 bytes of the slack): one word, not a memset call */
+        mcu_write_s8x4(stage + k, 0);
     }
     widen_run(stage, k4, slot, s);
     if (sum != NULL) {
