@@ -23,7 +23,7 @@ import numpy as np
 
 from mcuforge.errors import McuforgeError
 
-CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
+CFLAGS = ["-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
 # The cmsis-nn kernels' DSP paths on the host, each instruction a C model (mcu_cmsis_dsp.h).
 DSP_EMULATE = "-DMCU_CMSIS_DSP_EMULATE"
 HARNESS = Path(str(files("mcuforge.firmware") / "host"))

@@ -40,7 +40,8 @@ def test_model_on_qemu_is_bit_exact(model, board):
 
 
 STATEFUL = [("lstm_kws", "mps2-an386"), ("lstm_kws", "mps3-an547"), ("svdf_kws", "mps2-an386"),
-            ("svdf_kws", "mps3-an547"), ("lstm_time_major", "mps2-an385"), ("lstm_16x8", "mps2-an386")]
+            ("svdf_kws", "mps3-an547"), ("lstm_time_major", "mps2-an385"), ("lstm_16x8", "mps2-an386"),
+            ("lstm_16x8", "mps3-an547")]
 
 
 @pytest.mark.parametrize("model, board", STATEFUL, ids=[f"{m}-{b}" for m, b in STATEFUL])

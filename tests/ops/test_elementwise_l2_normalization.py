@@ -40,7 +40,34 @@ def test_rules():
     m.op("L2_NORMALIZATION", [m.input(deep, quant=(0.1, 0))], deep.shape, "int8", quant=OUT)
     found = problems(m.finish())
     assert [p[0] for p in found] == [0, 1, 2, 3]
-    assert found[0][2].startswith("The output must be quantized with scale 1/128 and zero point 0")
+    assert found[0][2].startswith("An int8 output must be quantized with scale 1/128 and zero point 0")
     assert found[1][2].endswith("(rank 5)")
     assert found[2][2] == "The fused activation must be NONE (TFLM's kernel supports no other) (got RELU)"
     assert found[3][2].endswith("(the last axis has 33026 elements)")
+
+
+def test_l2_normalization_float32(tmp_path):
+    """float32 rows (ranks 1 to 4, long rows where the summation order shows, rows of zeros and
+    tiny values that hit the epsilon floor, IEEE specials): reference and C equal TFLM bit for bit."""
+    rng = np.random.default_rng(96)
+    m = Model()
+    for shape in [(1,), (7,), (3, 64), (1, 4, 4, 16), (2, 1, 300), (1, 4097), (5, 2)]:
+        m.op("L2_NORMALIZATION", [m.input(values(rng, shape, "float32"))], shape, "float32")
+        x = (rng.normal(0, 1, size=shape) * 10.0 ** rng.integers(-30, 30, size=shape)).astype(np.float32)
+        m.op("L2_NORMALIZATION", [m.input(x)], shape, "float32")
+    tiny = np.array([[0.0, 0.0, 0.0], [1e-7, -1e-7, 0.0], [1e-20, 0.0, 2e-20]], np.float32)
+    m.op("L2_NORMALIZATION", [m.input(tiny)], tiny.shape, "float32")
+    q = values(rng, (2, 8), "int8")  # one int8 operator: mcuforge refuses all-float models
+    m.op("L2_NORMALIZATION", [m.input(q, quant=(0.05, 3))], q.shape, "int8", quant=OUT)
+    check(tmp_path, m)
+
+
+def test_float32_rules():
+    m = Model()
+    x = np.zeros((1, 8), np.float32)
+    m.op("L2_NORMALIZATION", [m.input(x)], x.shape, "int8", quant=OUT)
+    deep = np.zeros((1, 40000), np.float32)
+    m.op("L2_NORMALIZATION", [m.input(deep)], deep.shape, "float32")
+    found = problems(m.finish())
+    assert [p[0] for p in found] == [0]
+    assert found[0][2].startswith("Input and output must both be int8 or both float32 (got float32, int8)")

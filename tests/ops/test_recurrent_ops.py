@@ -122,6 +122,11 @@ HOST_MODELS = {
     "lstm_dense": lstm_model(LstmConfig(steps=2, cell_scale_power=-14), seed=26, with_tail=True),
     "lstm_16x8": lstm_model(LstmConfig(activations="int16", input_zero_point=2, hidden_zero_point=-1, cell_clip=2.0),
                             seed=27),
+    # units not a multiple of 4 (a tile straddles two gates), depth not a multiple of 8, two batches
+    "lstm_16x8_wide": lstm_model(LstmConfig(activations="int16", batches=2, inputs=37, units=21, input_zero_point=-4,
+                                            hidden_zero_point=5), seed=28),
+    # 1100 inputs: 32768 * sum |w| passes 2^31, so the input products are summed in int32 chunks, then int64
+    "lstm_16x8_chunked": lstm_model(LstmConfig(activations="int16", steps=2, inputs=1100, units=5), seed=29),
 }
 
 
@@ -140,11 +145,26 @@ def test_generated_c_matches_tflm_on_sequences(name, targets):
     compiled = compile_module(module, blob, Options(targets=targets))
     assert compiled.program.states and compiled.arena.state_bytes > 0
     kernels = {b.kernel.function for b in compiled.program.bindings}
-    if targets[0] == "cmsis-nn":  # the optimized kernels take the 8x8 LSTM and SVDF with an int16 state
-        assert kernels & {"mcu_cmsis_lstm_s8", "mcu_cmsis_svdf_s8_s16", "mcu_svdf_s8_s8", "mcu_lstm_s16"}, kernels
+    if targets[0] == "cmsis-nn":  # the optimized kernels take both LSTMs and SVDF with an int16 state
+        assert kernels & {"mcu_cmsis_lstm_s8", "mcu_cmsis_lstm_s16", "mcu_cmsis_svdf_s8_s16", "mcu_svdf_s8_s8"}, kernels
     results = verify_host(compiled, sequences(module, 7), isolate=False, steps=STEPS, dsp=dsp)
     bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
     assert not bad, "\n".join(bad[:5])
+
+
+def test_16x8_lstm_lowering_chunks_only_where_int32_could_overflow():
+    """The chunked model's input products leave one int32 sum (its chunk is shorter than the padded
+    depth: the int64 path runs); its recurrent products and the small models' stay in one chunk."""
+    def params(name):
+        compiled = compile_module(module_of(HOST_MODELS[name]), HOST_MODELS[name], Options(targets=("cmsis-nn", "c")))
+        (kc,) = [b.kernel for b in compiled.program.bindings if b.kernel.function == "mcu_cmsis_lstm_s16"]
+        return kc.params
+
+    p = params("lstm_16x8_chunked")
+    assert p["input_depth8"] == 1104 and 0 < p["input_chunk"] < 1104 and p["input_chunk"] % 8 == 0
+    assert p["recurrent_chunk"] == p["recurrent_depth8"] == 8
+    p = params("lstm_16x8_wide")
+    assert (p["input_chunk"], p["input_depth8"], p["recurrent_chunk"], p["recurrent_depth8"]) == (40, 40, 24, 24)
 
 
 # ---- what TFLM's integer kernels refuse, or leave undefined, mcuforge refuses -------------------------
@@ -189,7 +209,8 @@ def test_cmsis_nn_recurrent_kernels_build_at_every_optimization_level(cpu, tmp_p
 
     if shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("arm-none-eabi-gcc not installed")
-    for src in (KERNELS / "cmsis_nn" / "mcu_cmsis_lstm_s8.c", KERNELS / "cmsis_nn" / "mcu_cmsis_svdf_s8.c"):
+    for src in (KERNELS / "cmsis_nn" / "mcu_cmsis_lstm_s8.c", KERNELS / "cmsis_nn" / "mcu_cmsis_svdf_s8.c",
+                KERNELS / "cmsis_nn" / "mcu_cmsis_lstm_s16.c"):
         for opt in ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og"):
             proc = subprocess.run(["arm-none-eabi-gcc", f"-mcpu={cpu}", "-mthumb", opt, "-std=c11", "-Wall", "-Wextra",
                                    "-Werror", "-I", str(KERNELS.parent / "include"), "-I", str(KERNELS / "cmsis_nn"),

@@ -21,7 +21,7 @@ Q15_MAX = 32767  # sigmoid outputs lie in [0, Q15_MAX], tanh outputs in [-Q15_MA
 
 
 def check(caps: dict[str, Expr]) -> str | None:
-    """TFLM's 8x8->16 integer LSTM (the 16x8 one keeps the portable kernel)."""
+    """TFLM's 8x8->16 integer LSTM (the 16x8 one: lstm_s16.py)."""
     return None if caps["x"].type.dtype == "int8" else "16x8 LSTM"
 
 
