@@ -464,11 +464,13 @@ static void mcu_pair_fast_pairs(const int8_t *weights, int32_t k, int32_t pairs,
 }
 #endif
 
-/* Not inlined: one copy of each, the row loop with every register to itself. */
-__attribute__((noinline)) static void mcu_pair_matmul3_fast(const mcu_pair_out *o, const int8_t *weights, int32_t k,
-                                                            const int32_t *bias, const int32_t *rq,
-                                                            const int32_t *col, const int32_t *sums, int8_t *out0,
-                                                            int8_t *out1, int8_t *out2)
+/* Not inlined: one copy of each, the row loop with every register to itself. Weak (not static):
+   the convolutions and the fully connected layer each include this header, and the linker keeps
+   one copy of these (about 9 KB together) for all of them instead of one per kernel file. */
+__attribute__((noinline, weak)) void mcu_pair_matmul3_fast(const mcu_pair_out *o, const int8_t *weights, int32_t k,
+                                                           const int32_t *bias, const int32_t *rq,
+                                                           const int32_t *col, const int32_t *sums, int8_t *out0,
+                                                           int8_t *out1, int8_t *out2)
 {
 #if MCU_PAIR_ASM
     const int32_t pairs = o->rows >> 1;
@@ -487,11 +489,11 @@ __attribute__((noinline)) static void mcu_pair_matmul3_fast(const mcu_pair_out *
     mcu_pair_matmul3_mode(o, weights, k, bias, NULL, NULL, rq, col, sums, out0, out1, out2, MCU_PAIR_FAST_FULL);
 }
 
-__attribute__((noinline)) static void mcu_pair_matmul3_other(const mcu_pair_out *o, const int8_t *weights, int32_t k,
-                                                             const int32_t *bias, const int32_t *multiplier,
-                                                             const int32_t *shift, const int32_t *rq,
-                                                             const int32_t *col, const int32_t *sums, int8_t *out0,
-                                                             int8_t *out1, int8_t *out2)
+__attribute__((noinline, weak)) void mcu_pair_matmul3_other(const mcu_pair_out *o, const int8_t *weights, int32_t k,
+                                                            const int32_t *bias, const int32_t *multiplier,
+                                                            const int32_t *shift, const int32_t *rq,
+                                                            const int32_t *col, const int32_t *sums, int8_t *out0,
+                                                            int8_t *out1, int8_t *out2)
 {
     const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
     mcu_pair_matmul3_mode(o, weights, k, bias, multiplier, shift, rq, col, sums, out0, out1, out2, mode);
