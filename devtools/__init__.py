@@ -1,4 +1,6 @@
-"""Development tools: the .tflite writer, the random-model generator and the malformed-model fuzzer.
+"""Development tools: the .tflite writer (`tflite_writer` over `tflite_codec`), the random-model
+generator (`randmodel`), the malformed-model fuzzer (`fuzz`) and the recurrent-layer models
+(`recurrent_models`).
 
 Used by the tests, tools/ and benchmarks/, never by the product: the wheel does not ship this
 package. Import it from a checkout (pytest puts the repository root on sys.path; tools/ and

@@ -1,5 +1,5 @@
-"""A small .tflite writer: build a one-subgraph model in memory and serialize it with the
-flatbuffer builders of the `tflite` package (no TensorFlow needed).
+"""The .tflite writer of mcuforge's tests, tools and benchmarks: build a one-subgraph model in memory
+and serialize it (no TensorFlow needed). Every model the tests make by hand is written with it.
 
     w = ModelWriter()
     x = w.tensor((1, 8, 8, 3), scale=0.05, zero_point=-3, name="x")           # an activation
@@ -9,26 +9,33 @@ flatbuffer builders of the `tflite` package (no TensorFlow needed).
     w.op("CONV_2D", [x, k, b], [y], Padding="SAME", StrideW=1, StrideH=1, FusedActivationFunction="RELU")
     blob = w.finish(inputs=[x], outputs=[y])
 
-Tensors carry a shape, an element type, optional quantization (one scale per tensor, or one per
-channel along `axis`) and, for constants, their data (stored little-endian in a buffer of their own).
+Tensors carry a shape, an element type (`TENSOR_TYPES`: float32, int32, uint8, int64, bool, int16,
+int8), optional quantization (one scale per tensor, or one per channel along `axis`) and, for
+constants, their data (converted to the type, stored little-endian in a buffer of their own).
 `variable=True` marks a variable tensor (`is_variable`: the state an LSTM or SVDF keeps between
-invocations).
+invocations); `signature` writes a shape signature (-1 for a dynamic dimension).
+
 Operator options are given by the field names of the schema's options table (`StrideW` for
-`Conv2DOptionsAddStrideW`); the table is chosen from the operator (`OPTIONS`) unless `options_cls` is
-given. Values are ints, bools, floats, enum names (padding and activation names as strings), or
-sequences, which become int32 vectors (e.g. `NewShape` of RESHAPE). The input -1 marks an absent
-optional input.
+`Conv2DOptionsAddStrideW`). The table is the operator's (`OPTIONS`), written even when no field is
+given; `options_cls` names another one, and `options_cls=""` writes none (as a model whose operator
+lacks its options). Values are ints, bools, floats, enum names (padding and activation names as
+strings), or sequences, which become int32 vectors (e.g. `NewShape` of RESHAPE). The input -1
+marks an absent optional input. Operator codes are numbered in order of first use.
+
+`document` gives the model as plain data (`devtools.tflite_codec`'s document: edit it to make what
+the writer refuses to, e.g. a second subgraph); `finish` is `tflite_codec.encode(document(...))`.
+The bytes are deterministic (tests/test_random_models.py checks kept models against their specs).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import flatbuffers
 import numpy as np
 import tflite
+
+from devtools.tflite_codec import encode
 
 TENSOR_TYPES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
 PADDING = {"SAME": 0, "VALID": 1}
@@ -54,10 +61,6 @@ OPTIONS = {
     "RESIZE_BILINEAR": "ResizeBilinearOptions",
     "SVDF": "SVDFOptions", "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
 }
-
-
-def _module(name: str):
-    return sys.modules[f"tflite.{name}"]  # the generated module (`tflite.<Name>` is the class)
 
 
 @dataclass
@@ -124,10 +127,11 @@ class ModelWriter:
 
     def op(self, op: str, inputs: Sequence[int], outputs: Sequence[int], options_cls: str | None = None,
            **options: Any) -> int:
-        """Add an operator (a `tflite.BuiltinOperator` name); return its index."""
+        """Add an operator (a `tflite.BuiltinOperator` name); return its index. `options_cls` names
+        its options table (by default the operator's, from OPTIONS; "" for none)."""
         if not hasattr(tflite.BuiltinOperator, op):
             raise ValueError(f"unknown builtin operator {op!r}")
-        cls = options_cls or OPTIONS.get(op)
+        cls = OPTIONS.get(op) if options_cls is None else (options_cls or None)
         if options and cls is None:
             raise ValueError(f"{op} has no options table; give options_cls")
         self.operators.append(WOperator(op, tuple(int(i) for i in inputs), tuple(int(o) for o in outputs),
@@ -136,139 +140,54 @@ class ModelWriter:
 
     # ---- serialization ---------------------------------------------------------------------------
 
-    def finish(self, inputs: Sequence[int], outputs: Sequence[int]) -> bytes:
-        """The model as .tflite bytes, with the given graph inputs and outputs."""
-        size = 1024 + sum(len(t.data or b"") + 64 for t in self.tensors)
-        b = flatbuffers.Builder(size)
-        buffers, buffer_of = self._buffers(b)
-        tensors = [self._tensor(b, t, buffer_of[i]) for i, t in enumerate(self.tensors)]
-        codes: list[str] = []
-        ops = []
-        for o in self.operators:
-            if o.op not in codes:
-                codes.append(o.op)
-            ops.append(self._operator(b, o, codes.index(o.op)))
-        S = _module("SubGraph")
-        tv = self._offsets(b, S.SubGraphStartTensorsVector, tensors)
-        ov = self._offsets(b, S.SubGraphStartOperatorsVector, ops)
-        gi = b.CreateNumpyVector(np.asarray(list(inputs), dtype=np.int32))
-        go = b.CreateNumpyVector(np.asarray(list(outputs), dtype=np.int32))
-        name = b.CreateString("main")
-        S.SubGraphStart(b)
-        S.SubGraphAddTensors(b, tv)
-        S.SubGraphAddOperators(b, ov)
-        S.SubGraphAddInputs(b, gi)
-        S.SubGraphAddOutputs(b, go)
-        S.SubGraphAddName(b, name)
-        sg = S.SubGraphEnd(b)
-        C = _module("OperatorCode")
-        code_offsets = []
+    def document(self, inputs: Sequence[int], outputs: Sequence[int]) -> dict[str, Any]:
+        """The model as a `devtools.tflite_codec` document, with the given graph inputs and outputs:
+        buffer 0 is the empty sentinel, each constant has a buffer of its own, operator codes are
+        numbered in order of first use."""
+        buffers = [{"data": None, "offset": 0, "size": 0}]
+        tensors = []
+        for t in self.tensors:
+            buffer = 0
+            if t.data is not None:
+                buffer = len(buffers)
+                buffers.append({"data": t.data, "offset": 0, "size": 0})
+            quant = None if t.scale is None else {
+                "scale": list(t.scale), "zero_point": list(t.zero_point), "quantized_dimension": t.axis}
+            tensors.append({"name": t.name, "shape": list(t.shape), "shape_signature": t.signature,
+                            "type": TENSOR_TYPES[t.dtype], "buffer": buffer, "quant": quant,
+                            "is_variable": t.variable})
+        codes = list(dict.fromkeys(o.op for o in self.operators))
+        operators = [{"opcode_index": codes.index(o.op), "inputs": list(o.inputs), "outputs": list(o.outputs),
+                      "options_type": getattr(tflite.BuiltinOptions, o.options_cls) if o.options_cls else 0,
+                      "options": _options(o)} for o in self.operators]
+        subgraph = {"name": "main", "tensors": tensors, "operators": operators,
+                    "inputs": [int(i) for i in inputs], "outputs": [int(o) for o in outputs]}
+        operator_codes = []
         for op in codes:
             code = int(getattr(tflite.BuiltinOperator, op))
-            C.OperatorCodeStart(b)
-            C.OperatorCodeAddBuiltinCode(b, code)
-            C.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-            C.OperatorCodeAddVersion(b, 1)
-            code_offsets.append(C.OperatorCodeEnd(b))
-        M = _module("Model")
-        cv = self._offsets(b, M.ModelStartOperatorCodesVector, code_offsets)
-        sv = self._offsets(b, M.ModelStartSubgraphsVector, [sg])
-        bv = self._offsets(b, M.ModelStartBuffersVector, buffers)
-        desc = b.CreateString(self.description)
-        M.ModelStart(b)
-        M.ModelAddVersion(b, 3)
-        M.ModelAddOperatorCodes(b, cv)
-        M.ModelAddSubgraphs(b, sv)
-        M.ModelAddDescription(b, desc)
-        M.ModelAddBuffers(b, bv)
-        b.Finish(M.ModelEnd(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+            operator_codes.append({"builtin_code": code, "deprecated_builtin_code": min(code, 127),
+                                   "custom_code": None, "version": 1})
+        return {"version": 3, "description": self.description, "operator_codes": operator_codes,
+                "subgraphs": [subgraph], "buffers": buffers}
 
-    @staticmethod
-    def _offsets(b: flatbuffers.Builder, start, offsets: Sequence[int]) -> int:
-        start(b, len(offsets))
-        for o in reversed(offsets):
-            b.PrependUOffsetTRelative(o)
-        return b.EndVector()
+    def finish(self, inputs: Sequence[int], outputs: Sequence[int]) -> bytes:
+        """The model as .tflite bytes, with the given graph inputs and outputs."""
+        return encode(self.document(inputs, outputs))
 
-    def _buffers(self, b: flatbuffers.Builder) -> tuple[list[int], list[int]]:
-        """Buffer 0 is the empty sentinel; each constant gets its own buffer (data 16-byte aligned)."""
-        B = _module("Buffer")
-        B.BufferStart(b)
-        buffers, buffer_of = [B.BufferEnd(b)], []
-        for t in self.tensors:
-            if t.data is None:
-                buffer_of.append(0)
-                continue
-            b.StartVector(1, len(t.data), 16)
-            b.head = b.head - len(t.data)
-            b.Bytes[b.head:b.head + len(t.data)] = t.data
-            b.vectorNumElems = len(t.data)
-            vec = b.EndVector()
-            B.BufferStart(b)
-            B.BufferAddData(b, vec)
-            buffer_of.append(len(buffers))
-            buffers.append(B.BufferEnd(b))
-        return buffers, buffer_of
 
-    @staticmethod
-    def _tensor(b: flatbuffers.Builder, t: WTensor, buffer: int) -> int:
-        T, Q = _module("Tensor"), _module("QuantizationParameters")
-        name = b.CreateString(t.name)
-        shape = b.CreateNumpyVector(np.asarray(t.shape, dtype=np.int32))
-        sig = None if t.signature is None else b.CreateNumpyVector(np.asarray(t.signature, dtype=np.int32))
-        q = None
-        if t.scale is not None:
-            sc = b.CreateNumpyVector(np.asarray(t.scale, dtype=np.float32))
-            zp = b.CreateNumpyVector(np.asarray(t.zero_point, dtype=np.int64))
-            Q.QuantizationParametersStart(b)
-            Q.QuantizationParametersAddScale(b, sc)
-            Q.QuantizationParametersAddZeroPoint(b, zp)
-            Q.QuantizationParametersAddQuantizedDimension(b, t.axis)
-            q = Q.QuantizationParametersEnd(b)
-        T.TensorStart(b)
-        T.TensorAddShape(b, shape)
-        if sig is not None:
-            T.TensorAddShapeSignature(b, sig)
-        T.TensorAddType(b, TENSOR_TYPES[t.dtype])
-        T.TensorAddBuffer(b, buffer)
-        T.TensorAddName(b, name)
-        if t.variable:
-            T.TensorAddIsVariable(b, True)
-        if q is not None:
-            T.TensorAddQuantization(b, q)
-        return T.TensorEnd(b)
-
-    @staticmethod
-    def _operator(b: flatbuffers.Builder, o: WOperator, code_index: int) -> int:
-        O = _module("Operator")
-        opts = None
-        if o.options_cls is not None:
-            om = _module(o.options_cls)
-            values = {}
-            for field, value in o.options.items():  # vectors first: they cannot nest in a table
-                if isinstance(value, (list, tuple, np.ndarray)):
-                    values[field] = b.CreateNumpyVector(np.asarray(value, dtype=np.int32))
-                elif field == "Padding" and isinstance(value, str):
-                    values[field] = PADDING[value]
-                elif field == "FusedActivationFunction" and isinstance(value, str):
-                    values[field] = ACTIVATION[value]
-                else:
-                    values[field] = value
-            getattr(om, f"{o.options_cls}Start")(b)
-            for field, value in values.items():
-                adder = getattr(om, f"{o.options_cls}Add{field}", None)
-                if adder is None:
-                    raise ValueError(f"{o.options_cls} has no field {field!r}")
-                adder(b, value)
-            opts = getattr(om, f"{o.options_cls}End")(b)
-        ins = b.CreateNumpyVector(np.asarray(o.inputs, dtype=np.int32))
-        outs = b.CreateNumpyVector(np.asarray(o.outputs, dtype=np.int32))
-        O.OperatorStart(b)
-        O.OperatorAddOpcodeIndex(b, code_index)
-        O.OperatorAddInputs(b, ins)
-        O.OperatorAddOutputs(b, outs)
-        if opts is not None:
-            O.OperatorAddBuiltinOptionsType(b, getattr(tflite.BuiltinOptions, o.options_cls))
-            O.OperatorAddBuiltinOptions(b, opts)
-        return O.OperatorEnd(b)
+def _options(o: WOperator) -> dict[str, Any] | None:
+    """The operator's options table as a document entry: enum names become their values, sequences
+    int32 vectors."""
+    if not o.options_cls:
+        return None
+    fields: dict[str, Any] = {}
+    for field, value in o.options.items():
+        if isinstance(value, (list, tuple, np.ndarray)):
+            fields[field] = np.asarray(value, dtype=np.int32)
+        elif field == "Padding" and isinstance(value, str):
+            fields[field] = PADDING[value]
+        elif field == "FusedActivationFunction" and isinstance(value, str):
+            fields[field] = ACTIVATION[value]
+        else:
+            fields[field] = value
+    return {"cls": o.options_cls, "fields": fields}

@@ -2,8 +2,8 @@
 and MLPerf models, and one named regression test per crash the fuzzer found.
 
 Every command ends with exit 0 or one clean error line and exit 2; a compile that fails leaves
-its -o directory as it was. The mutants are built at test time (devtools/fuzz.py decodes a fixture
-to plain data, the test edits it, and encodes it back), so no binary fixture is needed."""
+its -o directory as it was. The mutants are built at test time (devtools/tflite_codec.py decodes a
+fixture to plain data, the test edits it, and encodes it back), so no binary fixture is needed."""
 
 from __future__ import annotations
 
@@ -20,13 +20,11 @@ from devtools.fuzz import (
     Result,
     Worker,
     check_output_dir,
-    decode,
-    encode,
-    encode_with_vectors,
     judge,
     run_subprocess,
     source_models,
 )
+from devtools.tflite_codec import decode, encode, encode_with_vectors
 from mcuforge.cli import main
 from mcuforge.codegen.output_dir import MARKER
 from mcuforge.inspection import inspect_graph

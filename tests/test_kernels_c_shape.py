@@ -20,16 +20,16 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import flatbuffers
 import numpy as np
 import pytest
 from conftest import MODELS, ROOT, manifest
 from mcuforge.ir.ops._portable import ELEM_SIZES, gather_plan
 from mcuforge.ir.registry import get_op
-from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
 
 from mcuforge.driver import Options, compile_model
 from mcuforge.verify import random_inputs, verify_host
+
+from devtools.tflite_writer import ModelWriter
 
 OPS = {"CONCATENATION", "PAD", "PADV2", "TRANSPOSE", "STRIDED_SLICE", "RESIZE_NEAREST_NEIGHBOR",
        "RESHAPE", "SQUEEZE", "CONV_2D"}
@@ -66,80 +66,46 @@ def test_fixture_selection_is_complete():
         assert any(op in n for n in names), op
 
 
-# ---- a multi-operator .tflite builder --------------------------------------------------------
-
-_TYPES = {"int8": fb.TensorType.INT8, "int16": fb.TensorType.INT16, "int32": fb.TensorType.INT32,
-          "float32": fb.TensorType.FLOAT32}
-
+# ---- multi-operator models -----------------------------------------------------------------------
 
 class ModelBuilder:
-    """Tensors, operators, inputs and outputs of one subgraph, packed into a .tflite file."""
+    """A ModelWriter that also collects the graph inputs and outputs; int8 tensors quantized by `q`
+    (scale, zero point)."""
 
     def __init__(self):
-        self.model = fb.ModelT()
-        self.model.version = 3
-        self.model.buffers = [fb.BufferT()]
-        self.sg = fb.SubGraphT()
-        self.sg.tensors, self.sg.inputs, self.sg.outputs, self.sg.operators = [], [], [], []
-        self.codes: list[str] = []
+        self.w = ModelWriter()
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
 
     def tensor(self, shape, dtype, q=None, data=None) -> int:
-        t = fb.TensorT()
-        t.shape, t.type, t.name = list(shape), _TYPES[dtype], f"t{len(self.sg.tensors)}".encode()
-        if q is not None:
-            t.quantization = fb.QuantizationParametersT()
-            t.quantization.scale, t.quantization.zeroPoint = [float(q[0])], [int(q[1])]
-        buf = fb.BufferT()
-        if data is not None:
-            arr = np.asarray(data, dtype=np.dtype(dtype).newbyteorder("<"))
-            buf.data = np.frombuffer(arr.tobytes(), dtype=np.uint8)
-        t.buffer = len(self.model.buffers)
-        self.model.buffers.append(buf)
-        self.sg.tensors.append(t)
-        return len(self.sg.tensors) - 1
+        scale, zp = q if q is not None else (None, None)
+        return self.w.tensor(shape, dtype, scale, zp, data=data)
 
     def input(self, shape, dtype, q=None) -> int:
         idx = self.tensor(shape, dtype, q)
-        self.sg.inputs.append(idx)
+        self.inputs.append(idx)
         return idx
 
     def ints(self, *values) -> int:
         arr = np.asarray(values, dtype=np.int32)
         return self.tensor(arr.shape, "int32", data=arr)
 
-    def op(self, name: str, ins, out: int, opts=None) -> int:
-        if name not in self.codes:
-            self.codes.append(name)
-        o = fb.OperatorT()
-        o.opcodeIndex, o.inputs, o.outputs = self.codes.index(name), list(ins), [out]
-        if opts is not None:
-            o.builtinOptionsType = getattr(fb.BuiltinOptions, type(opts).__name__[:-1])
-            o.builtinOptions = opts
-        self.sg.operators.append(o)
+    def op(self, name: str, ins, out: int, opts=("", {})) -> int:
+        cls, fields = opts
+        self.w.op(name, ins, [out], cls, **fields)
         return out
 
     def output(self, idx: int) -> None:
-        self.sg.outputs.append(idx)
+        self.outputs.append(idx)
 
     def save(self, path: Path) -> Path:
-        self.model.subgraphs = [self.sg]
-        self.model.operatorCodes = []
-        for name in self.codes:
-            code = fb.OperatorCodeT()
-            code.builtinCode = getattr(fb.BuiltinOperator, name)
-            code.deprecatedBuiltinCode = min(code.builtinCode, 127)
-            self.model.operatorCodes.append(code)
-        b = flatbuffers.Builder(1024)
-        b.Finish(self.model.Pack(b), file_identifier=b"TFL3")
-        path.write_bytes(bytes(b.Output()))
+        path.write_bytes(self.w.finish(self.inputs, self.outputs))
         return path
 
 
 def opts(cls: str, **fields):
-    o = getattr(fb, cls + "T")()
-    for k, v in fields.items():
-        setattr(o, k, v)
-    return o
+    """(options table, fields) of an operator, fields named as in the schema's builders (`NewShape`)."""
+    return cls, fields
 
 
 def _dtypes(op: str) -> tuple[str, ...]:
@@ -185,10 +151,10 @@ def build_family_model(dtype: str, group: str, path: Path) -> Path:
         const = (rng.integers(info.min, info.max, (2, 2, 4), endpoint=True) if info else
                  rng.standard_normal((2, 2, 4))).astype(dtype)
         out((2, 6, 4), "CONCATENATION", [x((2, 3, 4)), x((2, 1, 4)), mb.tensor((2, 2, 4), dtype, q, const)],
-            opts("ConcatenationOptions", axis=1))
+            opts("ConcatenationOptions", Axis=1))
         a = x((3, 2))
-        out((3, 4), "CONCATENATION", [a, a], opts("ConcatenationOptions", axis=-1))
-        out((55,), "CONCATENATION", [x((k,)) for k in range(1, 11)], opts("ConcatenationOptions", axis=0))
+        out((3, 4), "CONCATENATION", [a, a], opts("ConcatenationOptions", Axis=-1))
+        out((55,), "CONCATENATION", [x((k,)) for k in range(1, 11)], opts("ConcatenationOptions", Axis=0))
     if "pad" in ops:
         # rank 5 with an unpadded middle axis, rank 1, every axis padded; PADV2 with an extreme value
         out((3, 3, 3, 4, 2), "PAD", [x((2, 1, 3, 2, 2)), mb.ints([0, 1], [1, 1], [0, 0], [2, 0], [0, 0])],
@@ -209,11 +175,11 @@ def build_family_model(dtype: str, group: str, path: Path) -> Path:
         # negative and positive strides with an end mask; shrink axes with a negative begin;
         # reversed rank 1; the identity slice (one contiguous copy)
         out((1, 2, 2, 3), "STRIDED_SLICE", [x((1, 5, 6, 3)), mb.ints(0, 4, 1, 0), mb.ints(1, 0, -1, 3),
-                                            mb.ints(1, -2, 2, 1)], opts("StridedSliceOptions", endMask=8))
+                                            mb.ints(1, -2, 2, 1)], opts("StridedSliceOptions", EndMask=8))
         out((3,), "STRIDED_SLICE", [x((4, 3, 5)), mb.ints(2, 0, -1), mb.ints(0, 3, 0), mb.ints(1, 1, 1)],
-            opts("StridedSliceOptions", shrinkAxisMask=5))
+            opts("StridedSliceOptions", ShrinkAxisMask=5))
         out((3,), "STRIDED_SLICE", [x((9,)), mb.ints(-1), mb.ints(0), mb.ints(-3)],
-            opts("StridedSliceOptions", endMask=1))
+            opts("StridedSliceOptions", EndMask=1))
         out((2, 3, 4), "STRIDED_SLICE", [x((2, 3, 4)), mb.ints(0, 0, 0), mb.ints(2, 3, 4), mb.ints(1, 1, 1)],
             opts("StridedSliceOptions"))
     if "resize_nearest_neighbor" in ops and _allowed("resize_nearest_neighbor", dtype):
@@ -223,11 +189,11 @@ def build_family_model(dtype: str, group: str, path: Path) -> Path:
                                     ((2, 4, 4, 1), (8, 9), False, False),
                                     ((1, 3, 1, 5), (1, 4), True, False)]:
             out((shape[0], *size, shape[3]), "RESIZE_NEAREST_NEIGHBOR", [x(shape), mb.ints(*size)],
-                opts("ResizeNearestNeighborOptions", alignCorners=ac, halfPixelCenters=hp))
+                opts("ResizeNearestNeighborOptions", AlignCorners=ac, HalfPixelCenters=hp))
     if dtype == "float32":  # mcuforge needs one quantized activation in a model: an int8 view
         v = mb.input((2, 3), "int8", Q)
         mb.output(mb.op("RESHAPE", [v, mb.ints(6)], mb.tensor((6,), "int8", Q),
-                        opts("ReshapeOptions", newShape=[6])))
+                        opts("ReshapeOptions", NewShape=[6])))
     return mb.save(path)
 
 
@@ -250,7 +216,7 @@ def test_views_around_kernels_bit_exact_on_host(tmp_path):
 
     def reshape(src, shape):
         return mb.op("RESHAPE", [src, mb.ints(*shape)], t(shape),
-                     opts("ReshapeOptions", newShape=list(shape)))
+                     opts("ReshapeOptions", NewShape=list(shape)))
 
     x = mb.input((1, 4, 6), "int8", Q)
     mb.output(reshape(x, (24,)))  # output = view of an input
@@ -260,15 +226,15 @@ def test_views_around_kernels_bit_exact_on_host(tmp_path):
     zt = mb.op("TRANSPOSE", [z, mb.ints(0, 2, 1)], t((1, 4, 3)), opts("TransposeOptions"))
     mb.output(reshape(zt, (12,)))  # output = view of a kernel output
     w = mb.input((1, 1, 5, 2), "int8", Q)
-    ws = mb.op("SQUEEZE", [w], t((5, 2)), opts("SqueezeOptions", squeezeDims=[0, 1]))
+    ws = mb.op("SQUEEZE", [w], t((5, 2)), opts("SqueezeOptions", SqueezeDims=[0, 1]))
     # a view feeding a kernel, and another
     mb.output(mb.op("PAD", [ws, mb.ints([1, 0], [0, 2])], t((6, 4)), opts("PadOptions")))
-    mb.output(mb.op("CONCATENATION", [ws, ws], t((5, 4)), opts("ConcatenationOptions", axis=1)))
+    mb.output(mb.op("CONCATENATION", [ws, ws], t((5, 4)), opts("ConcatenationOptions", Axis=1)))
     u = mb.input((2, 6), "int8", Q)
     ur = reshape(u, (2, 2, 3))
     # a view of a view read together with its source
     mb.output(mb.op("CONCATENATION", [reshape(ur, (2, 6)), u], t((4, 6)),
-                    opts("ConcatenationOptions", axis=0)))
+                    opts("ConcatenationOptions", Axis=0)))
     assert_host_bit_exact(mb.save(tmp_path / "views.tflite"), n=3, seed=2)
 
 
@@ -278,7 +244,7 @@ def test_model_of_views_only_bit_exact_on_host(tmp_path):
     x = mb.input((1, 4, 6), "int8", Q)
     for shape in ((24,), (4, 6)):
         mb.output(mb.op("RESHAPE", [x, mb.ints(*shape)], mb.tensor(shape, "int8", Q),
-                        opts("ReshapeOptions", newShape=list(shape))))
+                        opts("ReshapeOptions", NewShape=list(shape))))
     compiled = assert_host_bit_exact(mb.save(tmp_path / "views_only.tflite"), n=2, seed=3)
     assert all(k.view for k in compiled.kernels.values())
 

@@ -6,7 +6,7 @@
 
 Prints the number of mutants and the outcome counts per command, and every failure with the
 mutations that made it (mutant i depends only on the seed and i, so `--only i` reproduces it).
-Exit code 1 when any run failed. See devtools/fuzz.py for the mutations and the checks.
+Exit code 1 when any run failed. See devtools/fuzz/ for the mutations and the checks.
 """
 
 from __future__ import annotations

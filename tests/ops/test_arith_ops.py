@@ -3,7 +3,7 @@ RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH, QUANTIZE, DEQUANTIZ
 TFLite Micro interpreter, plus unit tests of the gemmlowp fixed-point helpers.
 
 Kinds of tests:
-- multi-config models built here with the `tflite` flatbuffer builders: one model holds a dozen
+- multi-config models written with devtools.tflite_writer: one model holds a dozen
   independent operators of the same type with seeded random quantization parameters (and shapes,
   options), so one TFLM run checks them all. Unary int8 ops are checked exhaustively (all 256 inputs);
 - per operator on the MLPerf Tiny models and the fixture models: TFLM's own input tensors of each
@@ -26,12 +26,8 @@ TFLM (not desktop TFLite) is the target. Differences found, each checked below:
 
 from __future__ import annotations
 
-import sys
-
-import flatbuffers
 import numpy as np
 import pytest
-import tflite
 from conftest import MLPERF_MODELS, MODELS, manifest
 from mcuforge.frontend.importer import import_graph, tensor_type
 from mcuforge.frontend.reader import read_tflite_bytes
@@ -48,17 +44,15 @@ from mcuforge.ir.types import QuantParams, TensorType
 
 from mcuforge.oracle import OracleError, run_tflm
 
+from devtools.tflite_writer import ModelWriter
+
 INT32_MIN, INT32_MAX = quant.INT32_MIN, quant.INT32_MAX
 MY_OPS = {"ADD", "SUB", "MUL", "SOFTMAX", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "HARD_SWISH",
           "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE"}
 ALL_INT8 = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
 
 
-# ---- a small multi-operator .tflite builder ---------------------------------------------------------
-
-def _mod(name):
-    return sys.modules[f"tflite.{name}"]  # the generated module (tflite.<Name> is the class)
-
+# ---- multi-operator models ----------------------------------------------------------------------
 
 def T(shape, dtype="int8", scale=None, zp=0, data=None):
     """One tensor spec; `data` makes it a constant."""
@@ -70,109 +64,22 @@ def Op(name, inputs, output, options=None):
     return {"name": name, "inputs": inputs, "output": output, "options": options}
 
 
-def _ivec(b, start, values, prepend):
-    start(b, len(values))
-    for v in reversed(values):
-        prepend(v)
-    return b.EndVector()
-
-
-def _tensor(b, i, t, buffer):
-    Tn, Q = _mod("Tensor"), _mod("QuantizationParameters")
-    name = b.CreateString(f"t{i}")
-    shape = _ivec(b, Tn.TensorStartShapeVector, list(t["shape"]), b.PrependInt32)
-    q = None
-    if t["scale"] is not None:
-        sc = _ivec(b, Q.QuantizationParametersStartScaleVector, [float(t["scale"])], b.PrependFloat32)
-        zp = _ivec(b, Q.QuantizationParametersStartZeroPointVector, [int(t["zp"])], b.PrependInt64)
-        Q.QuantizationParametersStart(b)
-        Q.QuantizationParametersAddScale(b, sc)
-        Q.QuantizationParametersAddZeroPoint(b, zp)
-        q = Q.QuantizationParametersEnd(b)
-    Tn.TensorStart(b)
-    Tn.TensorAddShape(b, shape)
-    Tn.TensorAddType(b, getattr(tflite.TensorType, t["dtype"].upper()))
-    Tn.TensorAddBuffer(b, buffer)
-    Tn.TensorAddName(b, name)
-    if q is not None:
-        Tn.TensorAddQuantization(b, q)
-    return Tn.TensorEnd(b)
-
-
-def _options(b, options):
-    if options is None:
-        return None
-    table, fields = options
-    m = _mod(table)
-    getattr(m, f"{table}Start")(b)
-    for k, v in fields.items():
-        getattr(m, f"{table}Add{k}")(b, v)
-    return getattr(tflite.BuiltinOptions, table), getattr(m, f"{table}End")(b)
-
-
 def build_model(ops: list[dict]) -> bytes:
     """A one-subgraph model running every operator of `ops` side by side on its own tensors: the
     graph inputs are the non-constant operator inputs, the graph outputs every operator's output."""
-    B, O, S, C, M = (_mod(n) for n in ("Buffer", "Operator", "SubGraph", "OperatorCode", "Model"))
-    b = flatbuffers.Builder(4096)
-    specs, op_io = [], []
+    w = ModelWriter()
+    graph_in, graph_out = [], []
     for op in ops:
-        ins = list(range(len(specs), len(specs) + len(op["inputs"])))
-        specs += op["inputs"] + [op["output"]]
-        op_io.append((ins, len(specs) - 1))
-    buffers = []
-    for t in [None] + specs:
-        data = None if t is None or t["data"] is None else np.asarray(t["data"], dtype=t["dtype"]).tobytes()
-        vec = b.CreateByteVector(data) if data else None
-        B.BufferStart(b)
-        if vec is not None:
-            B.BufferAddData(b, vec)
-        buffers.append(B.BufferEnd(b))
-    tensors = [_tensor(b, i, t, i + 1) for i, t in enumerate(specs)]
-    codes = sorted({op["name"] for op in ops})
-    op_offsets = []
-    for op, (ins, out) in zip(ops, op_io):
-        opts = _options(b, op["options"])
-        iv = _ivec(b, O.OperatorStartInputsVector, ins, b.PrependInt32)
-        ov = _ivec(b, O.OperatorStartOutputsVector, [out], b.PrependInt32)
-        O.OperatorStart(b)
-        O.OperatorAddOpcodeIndex(b, codes.index(op["name"]))
-        O.OperatorAddInputs(b, iv)
-        O.OperatorAddOutputs(b, ov)
-        if opts is not None:
-            O.OperatorAddBuiltinOptionsType(b, opts[0])
-            O.OperatorAddBuiltinOptions(b, opts[1])
-        op_offsets.append(O.OperatorEnd(b))
-    graph_in = [i for ins, _ in op_io for i in ins if specs[i]["data"] is None]
-    graph_out = [out for _, out in op_io]
-    tv = _ivec(b, S.SubGraphStartTensorsVector, tensors, b.PrependUOffsetTRelative)
-    iv = _ivec(b, S.SubGraphStartInputsVector, graph_in, b.PrependInt32)
-    ov = _ivec(b, S.SubGraphStartOutputsVector, graph_out, b.PrependInt32)
-    opv = _ivec(b, S.SubGraphStartOperatorsVector, op_offsets, b.PrependUOffsetTRelative)
-    S.SubGraphStart(b)
-    S.SubGraphAddTensors(b, tv)
-    S.SubGraphAddInputs(b, iv)
-    S.SubGraphAddOutputs(b, ov)
-    S.SubGraphAddOperators(b, opv)
-    sg = S.SubGraphEnd(b)
-    code_offsets = []
-    for name in codes:
-        code = getattr(tflite.BuiltinOperator, name)
-        C.OperatorCodeStart(b)
-        C.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-        C.OperatorCodeAddBuiltinCode(b, code)
-        C.OperatorCodeAddVersion(b, 1)
-        code_offsets.append(C.OperatorCodeEnd(b))
-    cv = _ivec(b, M.ModelStartOperatorCodesVector, code_offsets, b.PrependUOffsetTRelative)
-    sv = _ivec(b, M.ModelStartSubgraphsVector, [sg], b.PrependUOffsetTRelative)
-    bv = _ivec(b, M.ModelStartBuffersVector, buffers, b.PrependUOffsetTRelative)
-    M.ModelStart(b)
-    M.ModelAddVersion(b, 3)
-    M.ModelAddOperatorCodes(b, cv)
-    M.ModelAddSubgraphs(b, sv)
-    M.ModelAddBuffers(b, bv)
-    b.Finish(M.ModelEnd(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+        ins = []
+        for t in op["inputs"]:
+            ins.append(w.tensor(t["shape"], t["dtype"], t["scale"], t["zp"], data=t["data"]))
+            if t["data"] is None:
+                graph_in.append(ins[-1])
+        o = op["output"]
+        graph_out.append(w.tensor(o["shape"], o["dtype"], o["scale"], o["zp"], data=o["data"]))
+        table, fields = op["options"] or ("", {})
+        w.op(op["name"], ins, [graph_out[-1]], table, **fields)
+    return w.finish(graph_in, graph_out)
 
 
 # ---- comparison helpers -----------------------------------------------------------------------------

@@ -5,7 +5,7 @@ Three kinds of tests:
 - per operator on the MLPerf Tiny models: TFLM's own intermediate input tensors of each layer are
   fed to our reference and compared with TFLM's output tensor of that layer (independent of the
   other ops' implementations);
-- parametrized single-operator models built here with the `tflite` flatbuffer builders (edge cases
+- parametrized single-operator models written with devtools.tflite_writer (edge cases
   the converter does not emit on demand: padding edges, depth multipliers 2/3, dilation, fused
   activations that really clamp, rank-3 and batched FC, weight zero points, MEAN with equal or
   different quantization, transposed convolution output sizes), run through the frontend and
@@ -24,14 +24,11 @@ TFLM (not desktop TFLite) is the target. Behaviours worth knowing, checked below
 from __future__ import annotations
 
 import math
-import sys
 import zlib
 from pathlib import Path
 
-import flatbuffers
 import numpy as np
 import pytest
-import tflite
 from mcuforge.frontend.importer import import_graph, tensor_type
 from mcuforge.frontend.reader import read_tflite, read_tflite_bytes
 from mcuforge.ir import quant
@@ -42,119 +39,29 @@ from mcuforge.ir.types import QuantParams, TensorType
 
 from mcuforge.oracle import run_tflm
 
+from devtools.tflite_writer import ModelWriter
+
 ROOT = Path(__file__).resolve().parents[2]
 MLPERF = ROOT / "tests" / "fixtures" / "mlperf"
 MLPERF_MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
 NN_OPS = {"DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "TRANSPOSE_CONV"}
 
-ACT = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
-PAD = {"SAME": 0, "VALID": 1}
-TYPE_CODES = {"float32": 0, "int32": 2, "int64": 4, "int16": 7, "int8": 9}
 
-
-# ---- a tiny single-operator .tflite builder ---------------------------------------------------------
-
-def _mod(name):
-    return sys.modules[f"tflite.{name}"]  # the generated module (tflite.<Name> is the class)
-
+# ---- single-operator models -----------------------------------------------------------------------
 
 def tensor(shape, dtype="int8", scale=None, zp=None, axis=0, data=None):
     """One tensor of a single-op model; `data` makes it a constant."""
-    if scale is not None and zp is None:
-        zp = [0] * len(scale)
     return dict(shape=tuple(int(d) for d in shape), dtype=dtype, scale=scale, zp=zp, axis=axis, data=data)
-
-
-def _vector(b, start, offsets):
-    start(b, len(offsets))
-    for o in reversed(offsets):
-        b.PrependUOffsetTRelative(o)
-    return b.EndVector()
 
 
 def single_op_model(op_name, tensors, inputs, outputs, options_cls=None, options=None) -> bytes:
     """A valid one-subgraph, one-operator model: graph inputs are the operator's non-constant inputs,
     graph outputs its outputs; `options` maps option field names to values."""
-    b = flatbuffers.Builder(1024)
-    B, T, Q, O, S, C, M = (_mod(n) for n in ("Buffer", "Tensor", "QuantizationParameters", "Operator",
-                                               "SubGraph", "OperatorCode", "Model"))
-    B.BufferStart(b)
-    buffers, buf_of = [B.BufferEnd(b)], []
+    w = ModelWriter()
     for t in tensors:
-        if t["data"] is None:
-            buf_of.append(0)
-            continue
-        raw = np.ascontiguousarray(np.asarray(t["data"], dtype=t["dtype"]).reshape(t["shape"])).tobytes()
-        vec = b.CreateNumpyVector(np.frombuffer(raw, dtype=np.uint8))
-        B.BufferStart(b)
-        B.BufferAddData(b, vec)
-        buf_of.append(len(buffers))
-        buffers.append(B.BufferEnd(b))
-    toffs = []
-    for i, t in enumerate(tensors):
-        name = b.CreateString(f"t{i}")
-        shape = b.CreateNumpyVector(np.asarray(t["shape"], dtype=np.int32))
-        q = None
-        if t["scale"] is not None:
-            sc = b.CreateNumpyVector(np.asarray(t["scale"], dtype=np.float32))
-            zp = b.CreateNumpyVector(np.asarray(t["zp"], dtype=np.int64))
-            Q.QuantizationParametersStart(b)
-            Q.QuantizationParametersAddScale(b, sc)
-            Q.QuantizationParametersAddZeroPoint(b, zp)
-            Q.QuantizationParametersAddQuantizedDimension(b, t["axis"])
-            q = Q.QuantizationParametersEnd(b)
-        T.TensorStart(b)
-        T.TensorAddShape(b, shape)
-        T.TensorAddType(b, TYPE_CODES[t["dtype"]])
-        T.TensorAddBuffer(b, buf_of[i])
-        T.TensorAddName(b, name)
-        if q is not None:
-            T.TensorAddQuantization(b, q)
-        toffs.append(T.TensorEnd(b))
-    opts = None
-    if options_cls:
-        om = _mod(options_cls)
-        getattr(om, f"{options_cls}Start")(b)
-        for field, value in (options or {}).items():
-            getattr(om, f"{options_cls}Add{field}")(b, value)
-        opts = getattr(om, f"{options_cls}End")(b)
-    op_in = b.CreateNumpyVector(np.asarray(inputs, dtype=np.int32))
-    op_out = b.CreateNumpyVector(np.asarray(outputs, dtype=np.int32))
-    O.OperatorStart(b)
-    O.OperatorAddOpcodeIndex(b, 0)
-    O.OperatorAddInputs(b, op_in)
-    O.OperatorAddOutputs(b, op_out)
-    if opts is not None:
-        O.OperatorAddBuiltinOptionsType(b, getattr(tflite.BuiltinOptions, options_cls))
-        O.OperatorAddBuiltinOptions(b, opts)
-    op = O.OperatorEnd(b)
-    tv = _vector(b, S.SubGraphStartTensorsVector, toffs)
-    ov = _vector(b, S.SubGraphStartOperatorsVector, [op])
-    graph_inputs = [i for i in inputs if i >= 0 and tensors[i]["data"] is None]
-    gi = b.CreateNumpyVector(np.asarray(graph_inputs, dtype=np.int32))
-    go = b.CreateNumpyVector(np.asarray(outputs, dtype=np.int32))
-    S.SubGraphStart(b)
-    S.SubGraphAddTensors(b, tv)
-    S.SubGraphAddOperators(b, ov)
-    S.SubGraphAddInputs(b, gi)
-    S.SubGraphAddOutputs(b, go)
-    sg = S.SubGraphEnd(b)
-    code = getattr(tflite.BuiltinOperator, op_name)
-    C.OperatorCodeStart(b)
-    C.OperatorCodeAddBuiltinCode(b, code)
-    C.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-    C.OperatorCodeAddVersion(b, 1)
-    oc = C.OperatorCodeEnd(b)
-    codes = _vector(b, M.ModelStartOperatorCodesVector, [oc])
-    subs = _vector(b, M.ModelStartSubgraphsVector, [sg])
-    bufs = _vector(b, M.ModelStartBuffersVector, buffers)
-    M.ModelStart(b)
-    M.ModelAddVersion(b, 3)
-    M.ModelAddOperatorCodes(b, codes)
-    M.ModelAddSubgraphs(b, subs)
-    M.ModelAddBuffers(b, bufs)
-    b.Finish(M.ModelEnd(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+        w.tensor(t["shape"], t["dtype"], t["scale"], t["zp"], t["axis"], data=t["data"])
+    w.op(op_name, inputs, outputs, options_cls or "", **(options or {}))
+    return w.finish([i for i in inputs if i >= 0 and tensors[i]["data"] is None], outputs)
 
 
 def uniform_int8(rng, shape):
@@ -313,9 +220,9 @@ def depthwise_model(seed, hw, ic, mult, k, stride=(1, 1), dil=(1, 1), padding="S
     # Without bias: two inputs. (An absent bias written as -1 crashes TFLM's DEPTHWISE_CONV_2D Prepare,
     # which releases the missing bias tensor unconditionally; mcuforge reads both forms alike.)
     inputs = [0, 1, 2] if bias else [0, 1]
-    opts = dict(Padding=PAD[padding], StrideW=stride[1], StrideH=stride[0],
+    opts = dict(Padding=padding, StrideW=stride[1], StrideH=stride[0],
                 DepthMultiplier=mult if option_mult is None else option_mult,
-                FusedActivationFunction=ACT[act], DilationWFactor=dil[1], DilationHFactor=dil[0])
+                FusedActivationFunction=act, DilationWFactor=dil[1], DilationHFactor=dil[0])
     return single_op_model("DEPTHWISE_CONV_2D", ts, inputs, [3], "DepthwiseConv2DOptions", opts)
 
 
@@ -365,7 +272,7 @@ def fc_model(seed, in_shape, units, keep=False, per_channel=False, bias=True, ac
           tensor((units, depth), "int8", data=rng.integers(-127, 128, (units, depth)), **wq),
           bias_tensor(rng, units, in_s, ws, depth),
           tensor(out_shape, "int8", [0.06], [int(rng.integers(-20, 21))])]
-    opts = dict(FusedActivationFunction=ACT[act], KeepNumDims=keep)
+    opts = dict(FusedActivationFunction=act, KeepNumDims=keep)
     return single_op_model("FULLY_CONNECTED", ts, [0, 1, 2] if bias else [0, 1, -1], [3],
                            "FullyConnectedOptions", opts)
 
@@ -432,8 +339,8 @@ def pool_model(seed, op, hw, ch, f, stride, padding, act="NONE", out_q=None):
     oq = out_q or q
     oh, ow = out_size(padding, h, fh, stride[0]), out_size(padding, w, fw, stride[1])
     ts = [tensor((1, h, w, ch), "int8", *q), tensor((1, oh, ow, ch), "int8", *oq)]
-    opts = dict(Padding=PAD[padding], StrideW=stride[1], StrideH=stride[0], FilterWidth=fw, FilterHeight=fh,
-                FusedActivationFunction=ACT[act])
+    opts = dict(Padding=padding, StrideW=stride[1], StrideH=stride[0], FilterWidth=fw, FilterHeight=fh,
+                FusedActivationFunction=act)
     return single_op_model(op, ts, [0], [1], "Pool2DOptions", opts)
 
 
@@ -579,7 +486,7 @@ def transpose_conv_model(seed, hw, ic, oc, k, stride, padding, out_hw, act="NONE
           tensor((1, h, w, ic), "int8", [in_s], [int(rng.integers(-20, 21))]),
           bias_tensor(rng, oc, in_s, ws, taps),
           tensor(out_shape, "int8", [0.06 * math.sqrt(ic)], [int(rng.integers(-20, 21))])]
-    opts = dict(Padding=PAD[padding], StrideW=stride[1], StrideH=stride[0], FusedActivationFunction=ACT[act])
+    opts = dict(Padding=padding, StrideW=stride[1], StrideH=stride[0], FusedActivationFunction=act)
     inputs = [0, 1, 2, 3] if bias else [0, 1, 2] if bias is False else [0, 1, 2, -1]  # None: bias -1
     return single_op_model("TRANSPOSE_CONV", ts, inputs, [4], "TransposeConvOptions", opts)
 

@@ -1,6 +1,7 @@
 """Shape and data-movement ops (RESHAPE, SQUEEZE, CONCATENATION, PAD/PADV2, TRANSPOSE,
 STRIDED_SLICE, RESIZE_NEAREST_NEIGHBOR): bit-exact against the TFLite Micro interpreter on
-single-operator models built here, plus unit cases for the index arithmetic and the support rules.
+single-operator models written with devtools.tflite_writer, plus unit cases for the index
+arithmetic and the support rules.
 
 Where TFLM differs from desktop TFLite, TFLM is the target; the cases pinned below:
 - CONCATENATION int8: TFLM requires every input to carry the output's scale and zero point (it
@@ -20,7 +21,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import flatbuffers
 import numpy as np
 import pytest
 from conftest import MLPERF_MODELS
@@ -32,19 +32,16 @@ from mcuforge.ir.ops.resize_nearest_neighbor import source_index
 from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.ir.verifier import verify
-from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as fb
 
 from mcuforge.oracle import run_tflm_inprocess
 from mcuforge.verify import random_inputs, verify_reference
 
+from devtools.tflite_writer import ModelWriter
+
 Q = (0.25, -3)  # (scale, zero point) of the int8 activations in the built models
-Opt = fb.BuiltinOptions
 
-# ---- a single-operator .tflite builder ---------------------------------------------------------
 
-_TYPES = {"int8": fb.TensorType.INT8, "int16": fb.TensorType.INT16, "int32": fb.TensorType.INT32,
-          "int64": fb.TensorType.INT64, "float32": fb.TensorType.FLOAT32}
-
+# ---- single-operator models -----------------------------------------------------------------------
 
 def T(shape, dtype="int8", q=Q, data=None):
     """A tensor of the built model: a constant when `data` is given, else a model input."""
@@ -53,71 +50,34 @@ def T(shape, dtype="int8", q=Q, data=None):
     return {"shape": tuple(shape), "dtype": dtype, "q": q, "data": data}
 
 
-def model(op: str, inputs: list[dict], output: dict, options=None, options_type=0) -> bytes:
-    """One `op` operator. Float32 model inputs are fed through a DEQUANTIZE from int8 (mcuforge
-    imports quantized models only, and that is how float tensors occur in them)."""
-    m = fb.ModelT()
-    m.version = 3
-    m.buffers = [fb.BufferT()]
-    sg = fb.SubGraphT()
-    sg.tensors, sg.inputs, sg.operators = [], [], []
-    codes: list[str] = []
+def model(op: str, inputs: list[dict], output: dict, options_cls: str = "", fields=None) -> bytes:
+    """One `op` operator (options table `options_cls` with `fields`, none by default). Float32 model
+    inputs are fed through a DEQUANTIZE from int8 (mcuforge imports quantized models only, and that
+    is how float tensors occur in them)."""
+    w = ModelWriter()
 
     def add_tensor(spec) -> int:
-        t = fb.TensorT()
-        t.shape, t.type = list(spec["shape"]), _TYPES[spec["dtype"]]
-        t.name = f"t{len(sg.tensors)}".encode()
-        if spec["q"] is not None:
-            t.quantization = fb.QuantizationParametersT()
-            t.quantization.scale, t.quantization.zeroPoint = [float(spec["q"][0])], [int(spec["q"][1])]
-        buf = fb.BufferT()
-        if spec["data"] is not None:
-            arr = np.asarray(spec["data"], dtype=spec["dtype"])
-            buf.data = np.frombuffer(arr.astype(arr.dtype.newbyteorder("<")).tobytes(), dtype=np.uint8)
-        t.buffer = len(m.buffers)
-        m.buffers.append(buf)
-        sg.tensors.append(t)
-        return len(sg.tensors) - 1
+        scale, zp = spec["q"] if spec["q"] is not None else (None, None)
+        return w.tensor(spec["shape"], spec["dtype"], scale, zp, data=spec["data"])
 
-    def add_op(name, ins, outs, opts=None, opts_type=0):
-        if name not in codes:
-            codes.append(name)
-        o = fb.OperatorT()
-        o.opcodeIndex, o.inputs, o.outputs = codes.index(name), ins, outs
-        if opts is not None:
-            o.builtinOptionsType, o.builtinOptions = opts_type, opts
-        sg.operators.append(o)
-
-    op_inputs = []
+    graph_inputs, op_inputs = [], []
     for spec in inputs:
         idx = add_tensor(spec)
         if spec["data"] is None and spec["dtype"] == "float32":
             src = add_tensor(T(spec["shape"], "int8", q=(0.125, 1)))
-            sg.inputs.append(src)
-            add_op("DEQUANTIZE", [src], [idx])
+            graph_inputs.append(src)
+            w.op("DEQUANTIZE", [src], [idx], "")
         elif spec["data"] is None:
-            sg.inputs.append(idx)
+            graph_inputs.append(idx)
         op_inputs.append(idx)
     out = add_tensor(output)
-    add_op(op, op_inputs, [out], options, options_type)
-    sg.outputs = [out]
-    m.subgraphs = [sg]
-    m.operatorCodes = []
-    for name in codes:
-        code = fb.OperatorCodeT()
-        code.builtinCode = getattr(fb.BuiltinOperator, name)
-        code.deprecatedBuiltinCode = min(code.builtinCode, 127)
-        m.operatorCodes.append(code)
-    b = flatbuffers.Builder(1024)
-    b.Finish(m.Pack(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+    w.op(op, op_inputs, [out], options_cls, **(fields or {}))
+    return w.finish(graph_inputs, [out])
 
 
 def options(cls, **fields):
-    o = getattr(fb, cls + "T")()
-    for k, v in fields.items():
-        setattr(o, k, v)
-    return o, getattr(Opt, cls)
+    """(table, fields) for `model`: field names as in the schema's builders (`NewShape`)."""
+    return cls, fields
 
 
 def i32(*v):
@@ -210,7 +170,7 @@ def test_reshape_from_shape_operand():
 
 def test_reshape_from_options_only():
     """Legacy form: one input, the new shape in ReshapeOptions."""
-    blob = model("RESHAPE", [T((1, 6, 4))], T((4, 6)), *options("ReshapeOptions", newShape=[-1, 6]))
+    blob = model("RESHAPE", [T((1, 6, 4))], T((4, 6)), *options("ReshapeOptions", NewShape=[-1, 6]))
     assert_bit_exact(blob)
 
 
@@ -236,17 +196,17 @@ def test_reshape_reinterprets_other_output_quantization():
     ((1, 1, 1, 1, 1, 1, 2, 1), [], (2,)),
 ])
 def test_squeeze_bit_exact(shape, dims, out):
-    blob = model("SQUEEZE", [T(shape)], T(out), *options("SqueezeOptions", squeezeDims=dims))
+    blob = model("SQUEEZE", [T(shape)], T(out), *options("SqueezeOptions", SqueezeDims=dims))
     assert_bit_exact(blob)
 
 
 def test_squeeze_rejects_non_unit_axis():
-    blob = model("SQUEEZE", [T((1, 3))], T((1,)), *options("SqueezeOptions", squeezeDims=[1]))
+    blob = model("SQUEEZE", [T((1, 3))], T((1,)), *options("SqueezeOptions", SqueezeDims=[1]))
     assert_rejected(blob, "size 1")
 
 
 def test_squeeze_rejects_rank_9():
-    blob = model("SQUEEZE", [T((1,) * 9)], T(()), *options("SqueezeOptions", squeezeDims=[]))
+    blob = model("SQUEEZE", [T((1,) * 9)], T(()), *options("SqueezeOptions", SqueezeDims=[]))
     assert_rejected(blob, "at most 8")
 
 
@@ -266,14 +226,14 @@ def test_concatenation_bit_exact(shapes, axis, dtype):
     out = list(shapes[0])
     out[axis] = sum(s[axis] for s in shapes)
     blob = model("CONCATENATION", [T(s, dtype) for s in shapes], T(out, dtype),
-                 *options("ConcatenationOptions", axis=axis))
+                 *options("ConcatenationOptions", Axis=axis))
     assert_bit_exact(blob)
 
 
 def test_concatenation_with_constant_input():
     c = np.arange(6, dtype=np.int8).reshape(1, 2, 3)
     blob = model("CONCATENATION", [T((1, 2, 3)), T((1, 2, 3), data=c)], T((1, 4, 3)),
-                 *options("ConcatenationOptions", axis=1))
+                 *options("ConcatenationOptions", Axis=1))
     assert_bit_exact(blob)
 
 
@@ -281,21 +241,21 @@ def test_concatenation_with_constant_input():
 def test_concatenation_rejects_mismatched_int8_quant(q2):
     """Desktop TFLite would rescale input 1; TFLM refuses it, and so do we."""
     blob = model("CONCATENATION", [T((1, 3)), T((1, 2), q=q2)], T((1, 5)),
-                 *options("ConcatenationOptions", axis=1))
+                 *options("ConcatenationOptions", Axis=1))
     assert_rejected(blob, "exactly the output's scale and zero point")
 
 
 def test_concatenation_rejects_fused_activation():
     blob = model("CONCATENATION", [T((1, 3)), T((1, 2))], T((1, 5)),
-                 *options("ConcatenationOptions", axis=1, fusedActivationFunction=1))
+                 *options("ConcatenationOptions", Axis=1, FusedActivationFunction=1))
     assert_rejected(blob, "must be NONE")
 
 
 def test_concatenation_rejects_11_inputs_and_rank_7():
-    blob = model("CONCATENATION", [T((1, 2))] * 11, T((11, 2)), *options("ConcatenationOptions", axis=0))
+    blob = model("CONCATENATION", [T((1, 2))] * 11, T((11, 2)), *options("ConcatenationOptions", Axis=0))
     assert_rejected(blob, "at most 10 inputs")
     blob = model("CONCATENATION", [T((1,) * 7)] * 2, T((2,) + (1,) * 6),
-                 *options("ConcatenationOptions", axis=0))
+                 *options("ConcatenationOptions", Axis=0))
     assert_rejected(blob, "rank at most 6")
 
 
@@ -395,9 +355,9 @@ def ss_model(shape, a, dtype="int8", out=None):
     x_t = TensorType(tuple(shape), dtype)
     out = out if out is not None else get_op("strided_slice").infer((x_t,), a)[0]
     r = len(shape)
-    opts = options("StridedSliceOptions", beginMask=a["begin_mask"], endMask=a["end_mask"],
-                   shrinkAxisMask=a["shrink_axis_mask"], ellipsisMask=a["ellipsis_mask"],
-                   newAxisMask=a["new_axis_mask"], offset=a["offset"])
+    opts = options("StridedSliceOptions", BeginMask=a["begin_mask"], EndMask=a["end_mask"],
+                   ShrinkAxisMask=a["shrink_axis_mask"], EllipsisMask=a["ellipsis_mask"],
+                   NewAxisMask=a["new_axis_mask"], Offset=a["offset"])
     vectors = [T((r,), "int32", data=np.array(a[k], np.int32)) for k in ("begin", "end", "strides")]
     return model("STRIDED_SLICE", [T(shape, dtype), *vectors], T(out, dtype), *opts)
 
@@ -513,8 +473,8 @@ def exact_source_index(n_in, n_out, align_corners, half_pixel_centers):
 
 
 def resize_model(n_in, n_out, align_corners, half_pixel_centers, ch=1, dtype="int8"):
-    o = options("ResizeNearestNeighborOptions", alignCorners=align_corners,
-                halfPixelCenters=half_pixel_centers)
+    o = options("ResizeNearestNeighborOptions", AlignCorners=align_corners,
+                HalfPixelCenters=half_pixel_centers)
     size = T((2,), "int32", data=i32(n_out, 3))
     return model("RESIZE_NEAREST_NEIGHBOR", [T((1, n_in, 2, ch), dtype), size],
                  T((1, n_out, 3, ch), dtype), *o)
