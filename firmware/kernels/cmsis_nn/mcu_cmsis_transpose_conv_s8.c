@@ -1,7 +1,7 @@
 /*
  * int8 transposed convolution, output-stationary per stride phase (see mcu_cmsis_transpose_conv_s8.h).
- * Output pixels of one row and phase are taken two at a time (ox, ox + stride_w): their columns are
- * built once and multiplied with every channel's phase row.
+ * Output pixels of one row and phase are taken four at a time (ox, ox + stride_w, ...): their columns
+ * are built once and multiplied with every channel's phase row.
  */
 #include "mcu_cmsis_transpose_conv_s8.h"
 
@@ -81,10 +81,50 @@ static inline int32_t tconv_read_tail(const int8_t *src, int32_t n)
     return (int32_t)x;
 }
 
-/** One pixel's column widened: per group of four values the words (x0, x2), (x1, x3) at col[0],
-    col[1], the next group 4 words on (the pair's other pixel fills col[2], col[3]). */
-static void tconv_column(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx,
-                         const tconv_phase *ph, int32_t *col)
+/** One input pixel widened into a column slot: per group of four values the words (x0, x2), (x1, x3)
+    at dst[0], dst[1], the next group 8 words on (the quad's four pixels interleave). */
+static inline int32_t *tconv_widen(const int8_t *src, int32_t full, int32_t rest, int32_t *dst)
+{
+    const int32_t *const end = dst + 8 * full;
+    while (dst != end) {
+        const int32_t x = mcu_read_s8x4(src);
+        dst[0] = mcu_sxtb16(x);
+        dst[1] = mcu_sxtb16_ror8(x);
+        dst += 8, src += 4;
+    }
+    if (rest) {
+        const int32_t x = tconv_read_tail(src, rest);
+        dst[0] = mcu_sxtb16(x);
+        dst[1] = mcu_sxtb16_ror8(x);
+        dst += 8;
+    }
+    return dst;
+}
+
+/** Four neighbouring input pixels (in_c a multiple of 4) widened into the quad's column slots. */
+static inline void tconv_widen4(const int8_t *src, int32_t ic, int32_t full, int32_t *dst)
+{
+    const int32_t *const end = dst + 8 * full;
+    while (dst != end) {
+        const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + ic);
+        const int32_t x2 = mcu_read_s8x4(src + 2 * ic), x3 = mcu_read_s8x4(src + 3 * ic);
+        dst[0] = mcu_sxtb16(x0);
+        dst[1] = mcu_sxtb16_ror8(x0);
+        dst[2] = mcu_sxtb16(x1);
+        dst[3] = mcu_sxtb16_ror8(x1);
+        dst[4] = mcu_sxtb16(x2);
+        dst[5] = mcu_sxtb16_ror8(x2);
+        dst[6] = mcu_sxtb16(x3);
+        dst[7] = mcu_sxtb16_ror8(x3);
+        dst += 8, src += 4;
+    }
+}
+
+/** The columns of the quad's pixels (bases bx + q, the last one repeated when n < 4), interleaved:
+    per tap and group of four values, 8 words (pixel q's (x0, x2), (x1, x3) at 2q, 2q + 1). Taps
+    outside the input read the zero point. */
+static __attribute__((noinline)) void tconv_columns(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx, int32_t n,
+                          const tconv_phase *ph, int32_t *col)
 {
     const int32_t ic = p->in_c, in_h = p->in_h, in_w = p->in_w, ty = ph->ty, tx = ph->tx;
     const int32_t full = ic / 4, rest = ic % 4, groups = p->in_c_pad / 4;
@@ -94,88 +134,123 @@ static void tconv_column(const mcu_cmsis_tconv_params *p, const int8_t *img, int
         const int32_t iy = by - j;
         const int row_inside = iy >= 0 && iy < in_h;
         const int8_t *row = img + iy * in_w * ic;
-        for (int32_t i = 0; i < tx; i++) {
-            const int32_t ix = bx - i;
-            if (row_inside && ix >= 0 && ix < in_w) {
-                const int8_t *src = row + ix * ic;
-                const int32_t *const end = col + 4 * full;
-                while (col != end) {
-                    const int32_t x = mcu_read_s8x4(src);
-                    col[0] = mcu_sxtb16(x);
-                    col[1] = mcu_sxtb16_ror8(x);
-                    col += 4, src += 4;
-                }
-                if (rest) {
-                    const int32_t x = tconv_read_tail(src, rest);
-                    col[0] = mcu_sxtb16(x);
-                    col[1] = mcu_sxtb16_ror8(x);
-                    col += 4;
-                }
-            } else {
-                const int32_t *const end = col + 4 * groups;
-                while (col != end) {
-                    col[0] = zz;
-                    col[1] = zz;
-                    col += 4;
+        for (int32_t i = 0; i < tx; i++, col += 8 * groups) {
+            if (row_inside && rest == 0 && n == 4 && bx - i >= 0 && bx + 3 - i < in_w) {
+                tconv_widen4(row + (bx - i) * ic, ic, full, col); /* four neighbours inside */
+                continue;
+            }
+            for (int32_t q = 0; q < 4; q++) {
+                const int32_t ix = bx + (q < n ? q : n - 1) - i;
+                if (row_inside && ix >= 0 && ix < in_w) {
+                    tconv_widen(row + ix * ic, full, rest, col + 2 * q);
+                } else {
+                    int32_t *dst = col + 2 * q;
+                    for (int32_t g = 0; g < groups; g++, dst += 8) {
+                        dst[0] = zz;
+                        dst[1] = zz;
+                    }
                 }
             }
         }
     }
 }
 
-/** acc[0..3] += (row w0, pixel A), (w0, B), (w1, A), (w1, B) over `groups` groups of four. */
-static inline void tconv_dot2x2(const int32_t *col, const int8_t *w0, const int8_t *w1, int32_t groups, int32_t *acc)
+/** acc[4c + q] = bias[c] + the row c of w (rows `groups` groups of four long, one after the other)
+    times pixel q's column, for every channel c < oc: one weight word split by SXTB16 for the four
+    pixels. On the core: inline assembly, two LDM of the four pixels' words per group (15
+    instructions per 16 multiply-accumulates; the LDM registers r8-r11 are fixed, which needs an
+    optimizing build). Not inlined: its loop needs the registers of a function of its own. */
+static __attribute__((noinline)) void tconv_dot4(const int32_t *col, const int8_t *w, int32_t groups, int32_t oc,
+                                                 const int32_t *bias, int32_t *acc)
 {
-    int32_t s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
-    const int32_t *const end = col + 4 * groups;
-    while (col != end) {
-        const int32_t r0 = mcu_read_s8x4(w0), r1 = mcu_read_s8x4(w1);
-        const int32_t r0e = mcu_sxtb16(r0), r0o = mcu_sxtb16_ror8(r0);
-        const int32_t r1e = mcu_sxtb16(r1), r1o = mcu_sxtb16_ror8(r1);
-        s0 = mcu_smlad(col[0], r0e, s0);
-        s0 = mcu_smlad(col[1], r0o, s0);
-        s1 = mcu_smlad(col[2], r0e, s1);
-        s1 = mcu_smlad(col[3], r0o, s1);
-        s2 = mcu_smlad(col[0], r1e, s2);
-        s2 = mcu_smlad(col[1], r1o, s2);
-        s3 = mcu_smlad(col[2], r1e, s3);
-        s3 = mcu_smlad(col[3], r1o, s3);
-        col += 4, w0 += 4, w1 += 4;
+    const int32_t *const end = col + 8 * groups;
+    for (int32_t c = 0; c < oc; c++, acc += 4) {
+        int32_t s0 = bias[c], s1 = s0, s2 = s0, s3 = s0;
+        const int32_t *x = col;
+#if !defined(MCU_CMSIS_DSP_EMULATE) && defined(__OPTIMIZE__)
+        register int32_t c0 __asm__("r8");
+        register int32_t c1 __asm__("r9");
+        register int32_t c2 __asm__("r10");
+        register int32_t c3 __asm__("r11");
+        int32_t e, o;
+        if (groups > 0) {
+            __asm__ volatile("1:\n\t"
+                             "ldr %[o], [%[w]], #4\n\t"
+                             "sxtb16 %[e], %[o]\n\t"
+                             "sxtb16 %[o], %[o], ror #8\n\t"
+                             "ldmia %[x]!, {%[c0], %[c1], %[c2], %[c3]}\n\t"
+                             "smlad %[s0], %[c0], %[e], %[s0]\n\t"
+                             "smlad %[s0], %[c1], %[o], %[s0]\n\t"
+                             "smlad %[s1], %[c2], %[e], %[s1]\n\t"
+                             "smlad %[s1], %[c3], %[o], %[s1]\n\t"
+                             "ldmia %[x]!, {%[c0], %[c1], %[c2], %[c3]}\n\t"
+                             "smlad %[s2], %[c0], %[e], %[s2]\n\t"
+                             "smlad %[s2], %[c1], %[o], %[s2]\n\t"
+                             "smlad %[s3], %[c2], %[e], %[s3]\n\t"
+                             "smlad %[s3], %[c3], %[o], %[s3]\n\t"
+                             "cmp %[x], %[end]\n\t"
+                             "bne 1b\n"
+                             : [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), [s3] "+r"(s3), [x] "+r"(x), [w] "+r"(w),
+                               [c0] "=&r"(c0), [c1] "=&r"(c1), [c2] "=&r"(c2), [c3] "=&r"(c3), [e] "=&r"(e),
+                               [o] "=&r"(o)
+                             : [end] "r"(end)
+                             : "cc", "memory");
+        }
+#else
+        for (; x != end; x += 8, w += 4) {
+            const int32_t r = mcu_read_s8x4(w);
+            const int32_t e = mcu_sxtb16(r), o = mcu_sxtb16_ror8(r);
+            s0 = mcu_smlad(x[0], e, s0);
+            s0 = mcu_smlad(x[1], o, s0);
+            s1 = mcu_smlad(x[2], e, s1);
+            s1 = mcu_smlad(x[3], o, s1);
+            s2 = mcu_smlad(x[4], e, s2);
+            s2 = mcu_smlad(x[5], o, s2);
+            s3 = mcu_smlad(x[6], e, s3);
+            s3 = mcu_smlad(x[7], o, s3);
+        }
+#endif
+        acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
     }
-    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
 }
 
-/** Outputs of the pixel pair (a, b; b NULL when the row has no second pixel), every channel. */
-static void tconv_pair(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx,
+/** The fast requantization of one accumulator (record m, add, right), clamped when `clamp`. */
+static inline int8_t tconv_rq(int32_t acc, int32_t m, int32_t add, int32_t right, int clamp, int32_t lo, int32_t hi)
+{
+    int32_t v = mcu_ssat8(mcu_cmsis_rq3(acc, m, add, right));
+    if (clamp) {
+        v = v < lo ? lo : v > hi ? hi : v;
+    }
+    return (int8_t)v;
+}
+
+/** Outputs of up to four pixels of a row and phase (bases bx .. bx + n - 1; out[q] their channels,
+    out[n - 1] repeated after them), every channel. A quad with fewer pixels repeats the last one: the
+    same column, the same outputs written to the same place. acc: 4 * out_c accumulators. */
+static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx, int32_t n,
                        const tconv_phase *ph, const int32_t *mult, const int32_t *shift, const int32_t *rq,
-                       int32_t *col, int8_t *a, int8_t *b)
+                       int32_t *col, int32_t *acc, int8_t *const *out)
 {
-    const int32_t oc = p->out_c, depth = ph->depth, groups = depth / 4, lo = p->act_min, hi = p->act_max;
-    const int8_t *const w = ph->w;
-    const int32_t *const bias = ph->bias;
-    tconv_column(p, img, by, bx, ph, col);
-    tconv_column(p, img, by, b != NULL ? bx + 1 : bx, ph, col + 2);
-    for (int32_t c = 0; c < oc; c += 2) {
-        const int32_t c1 = c + 1 < oc ? c + 1 : c; /* an odd last channel: its row twice */
-        int32_t acc[4] = {bias[c], bias[c], bias[c1], bias[c1]};
-        tconv_dot2x2(col, w + c * depth, w + c1 * depth, groups, acc);
-        int32_t v[4];
+    const int32_t oc = p->out_c, lo = p->act_min, hi = p->act_max;
+    const int clamp = lo != -128 || hi != 127;
+    int8_t *const o0 = out[0], *const o1 = out[1], *const o2 = out[2], *const o3 = out[3];
+    tconv_columns(p, img, by, bx, n, ph, col);
+    tconv_dot4(col, ph->w, ph->depth / 4, oc, ph->bias, acc);
+    for (int32_t c = 0; c < oc; c++, acc += 4) {
+        int8_t v0, v1, v2, v3;
         if (rq != NULL) {
-            v[0] = mcu_cmsis_rq_clamp(acc[0], rq + 3 * c, lo, hi);
-            v[1] = mcu_cmsis_rq_clamp(acc[1], rq + 3 * c, lo, hi);
-            v[2] = mcu_cmsis_rq_clamp(acc[2], rq + 3 * c1, lo, hi);
-            v[3] = mcu_cmsis_rq_clamp(acc[3], rq + 3 * c1, lo, hi);
+            const int32_t m = rq[3 * c], add = rq[3 * c + 1], right = rq[3 * c + 2];
+            v0 = tconv_rq(acc[0], m, add, right, clamp, lo, hi);
+            v1 = tconv_rq(acc[1], m, add, right, clamp, lo, hi);
+            v2 = tconv_rq(acc[2], m, add, right, clamp, lo, hi);
+            v3 = tconv_rq(acc[3], m, add, right, clamp, lo, hi);
         } else {
-            for (int32_t j = 0; j < 4; j++) {
-                v[j] = tconv_out(acc[j], p, mult, shift, NULL, j < 2 ? c : c1);
-            }
+            v0 = tconv_out(acc[0], p, mult, shift, NULL, c);
+            v1 = tconv_out(acc[1], p, mult, shift, NULL, c);
+            v2 = tconv_out(acc[2], p, mult, shift, NULL, c);
+            v3 = tconv_out(acc[3], p, mult, shift, NULL, c);
         }
-        a[c] = (int8_t)v[0];
-        a[c1] = (int8_t)v[2];
-        if (b != NULL) {
-            b[c] = (int8_t)v[1];
-            b[c1] = (int8_t)v[3];
-        }
+        o0[c] = v0, o1[c] = v1, o2[c] = v2, o3[c] = v3;
     }
 }
 
@@ -186,21 +261,21 @@ static void tconv_pair(const mcu_cmsis_tconv_params *p, const int8_t *img, int32
 static void tconv_column(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx,
                          const tconv_phase *ph, int8_t *col)
 {
-    const int32_t ic = p->in_c;
-    for (int32_t j = 0; j < ph->ty; j++) {
-        for (int32_t i = 0; i < ph->tx; i++, col += p->in_c_pad) {
+    const int32_t ic = p->in_c, icp = p->in_c_pad, ty = ph->ty, tx = ph->tx;
+    const int8_t zp = (int8_t)(-p->input_offset);
+    for (int32_t j = 0; j < ty; j++) {
+        for (int32_t i = 0; i < tx; i++, col += icp) {
             const int8_t *src = tconv_src(p, img, by - j, bx - i);
 #if defined(MCU_CMSIS_USE_MVE)
-            const int8x16_t zp = vdupq_n_s8((int8_t)(-p->input_offset));
             for (int32_t k = 0; k < ic; k += 16) {
                 const mve_pred16_t pr = vctp8q((uint32_t)(ic - k));
-                vstrbq_p_s8(col + k, src != NULL ? vldrbq_z_s8(src + k, pr) : zp, pr);
+                vstrbq_p_s8(col + k, src != NULL ? vldrbq_z_s8(src + k, pr) : vdupq_n_s8(zp), pr);
             }
 #else
             if (src != NULL) {
                 memcpy(col, src, (size_t)ic);
             } else {
-                memset(col, -p->input_offset, (size_t)ic);
+                memset(col, zp, (size_t)ic);
             }
 #endif
         }
@@ -208,27 +283,62 @@ static void tconv_column(const mcu_cmsis_tconv_params *p, const int8_t *img, int
 }
 
 #if defined(MCU_CMSIS_USE_MVE)
-/** acc[0..3] (pixel A) and acc[4..7] (pixel B) += four rows of w (stride depth) times the columns. */
-static inline void tconv_dot4x2(const int8_t *ca, const int8_t *cb, const int8_t *w, int32_t depth, int32_t *acc)
+/** acc[c] = bias[c] + row c of w (rows depth long, one after the other) times the column x, for
+    c < 4 * quads: four channels per pass, VMLADAVA on sixteen values, the rows' tail predicated.
+    Optimizing builds run the full blocks as inline assembly (11 instructions per 64
+    multiply-accumulates; VMLADAVA needs even accumulator registers, r4 r6 r8 r10 here). Not
+    inlined: its loop needs the registers of a function of its own. */
+static __attribute__((noinline)) void tconv_rows4(const int8_t *x, const int8_t *w, int32_t depth, int32_t quads,
+                                                  const int32_t *bias, int32_t *acc)
 {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
-    for (int32_t k = 0; k < depth; k += 16) {
-        const mve_pred16_t pr = vctp8q((uint32_t)(depth - k));
-        const int8x16_t x = vldrbq_z_s8(ca + k, pr), y = vldrbq_z_s8(cb + k, pr);
-        int8x16_t r = vldrbq_z_s8(w + k, pr);
-        a0 = vmladavaq_s8(a0, x, r);
-        b0 = vmladavaq_s8(b0, y, r);
-        r = vldrbq_z_s8(w + depth + k, pr);
-        a1 = vmladavaq_s8(a1, x, r);
-        b1 = vmladavaq_s8(b1, y, r);
-        r = vldrbq_z_s8(w + 2 * depth + k, pr);
-        a2 = vmladavaq_s8(a2, x, r);
-        b2 = vmladavaq_s8(b2, y, r);
-        r = vldrbq_z_s8(w + 3 * depth + k, pr);
-        a3 = vmladavaq_s8(a3, x, r);
-        b3 = vmladavaq_s8(b3, y, r);
+    const int32_t blocks = depth / 16, rest = depth % 16;
+    for (int32_t c = 0; c < quads; c++, w += 4 * depth, bias += 4, acc += 4) {
+        const int8_t *xp = x, *w0 = w, *w1 = w + depth, *w2 = w + 2 * depth, *w3 = w + 3 * depth;
+#if defined(__OPTIMIZE__)
+        register int32_t a0 __asm__("r4") = bias[0];
+        register int32_t a1 __asm__("r6") = bias[1];
+        register int32_t a2 __asm__("r8") = bias[2];
+        register int32_t a3 __asm__("r10") = bias[3];
+        int32_t n = blocks;
+        if (n > 0) {
+            __asm__ volatile("1:\n\t"
+                             "vldrb.8 q0, [%[x]], #16\n\t"
+                             "vldrb.8 q1, [%[w0]], #16\n\t"
+                             "vmladava.s8 %[a0], q0, q1\n\t"
+                             "vldrb.8 q1, [%[w1]], #16\n\t"
+                             "vmladava.s8 %[a1], q0, q1\n\t"
+                             "vldrb.8 q1, [%[w2]], #16\n\t"
+                             "vmladava.s8 %[a2], q0, q1\n\t"
+                             "vldrb.8 q1, [%[w3]], #16\n\t"
+                             "vmladava.s8 %[a3], q0, q1\n\t"
+                             "subs %[n], %[n], #1\n\t"
+                             "bne 1b\n"
+                             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xp), [w0] "+r"(w0),
+                               [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n)
+                             :
+                             : "q0", "q1", "cc", "memory");
+        }
+#else
+        int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
+        for (int32_t k = 0; k < blocks; k++) {
+            const int8x16_t v = vldrbq_s8(xp);
+            a0 = vmladavaq_s8(a0, v, vldrbq_s8(w0));
+            a1 = vmladavaq_s8(a1, v, vldrbq_s8(w1));
+            a2 = vmladavaq_s8(a2, v, vldrbq_s8(w2));
+            a3 = vmladavaq_s8(a3, v, vldrbq_s8(w3));
+            xp += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16;
+        }
+#endif
+        if (rest) {
+            const mve_pred16_t pr = vctp8q((uint32_t)rest);
+            const int8x16_t v = vldrbq_z_s8(xp, pr);
+            a0 = vmladavaq_s8(a0, v, vldrbq_z_s8(w0, pr));
+            a1 = vmladavaq_s8(a1, v, vldrbq_z_s8(w1, pr));
+            a2 = vmladavaq_s8(a2, v, vldrbq_z_s8(w2, pr));
+            a3 = vmladavaq_s8(a3, v, vldrbq_z_s8(w3, pr));
+        }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
     }
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
 }
 #endif
 
@@ -247,37 +357,32 @@ static inline int32_t tconv_dot(const int8_t *x, const int8_t *w, int32_t depth,
     return acc;
 }
 
-static void tconv_pair(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx,
+/** Outputs of up to four pixels of a row and phase (bases bx .. bx + n - 1), every channel; the
+    columns k_max apart. */
+static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx, int32_t n,
                        const tconv_phase *ph, const int32_t *mult, const int32_t *shift, const int32_t *rq,
-                       int8_t *col, int8_t *a, int8_t *b)
+                       int8_t *col, int8_t *const *out)
 {
     const int32_t oc = p->out_c, depth = ph->depth;
-    int8_t *cb = col + p->in_c_pad * tconv_taps(0, p->k_h, p->stride_h) * tconv_taps(0, p->k_w, p->stride_w);
-    tconv_column(p, img, by, bx, ph, col);
-    if (b != NULL) {
-        tconv_column(p, img, by, bx + 1, ph, cb);
+    const int32_t k_max = p->in_c_pad * tconv_taps(0, p->k_h, p->stride_h) * tconv_taps(0, p->k_w, p->stride_w);
+    for (int32_t q = 0; q < n; q++) {
+        tconv_column(p, img, by, bx + q, ph, col + q * k_max);
     }
     int32_t c = 0;
 #if defined(MCU_CMSIS_USE_MVE)
-    if (b != NULL) {
-        for (; c + 4 <= oc; c += 4) {
-            int32_t acc[8];
-            memcpy(acc, ph->bias + c, 16);
-            memcpy(acc + 4, ph->bias + c, 16);
-            tconv_dot4x2(col, cb, ph->w + c * depth, depth, acc);
-            const int32x4_t va = mcu_cmsis_mve_requantize_vec(vldrwq_s32(acc), mult + c, shift + c,
-                                                              p->output_offset, p->act_min, p->act_max);
-            vstrbq_s32(a + c, va);
-            vstrbq_s32(b + c, mcu_cmsis_mve_requantize_vec(vldrwq_s32(acc + 4), mult + c, shift + c,
-                                                           p->output_offset, p->act_min, p->act_max));
+    int32_t *const acc = (int32_t *)(col + 8 * k_max); /* after the columns, word aligned */
+    for (int32_t q = 0; q < n; q++) {
+        tconv_rows4(col + q * k_max, ph->w, depth, oc / 4, ph->bias, acc);
+        for (c = 0; c + 4 <= oc; c += 4) {
+            vstrbq_s32(out[q] + c, mcu_cmsis_mve_requantize_vec(vldrwq_s32(acc + c), mult + c, shift + c,
+                                                                 p->output_offset, p->act_min, p->act_max));
         }
     }
 #endif
     for (; c < oc; c++) {
-        const int8_t *w = ph->w + c * depth;
-        a[c] = tconv_out(tconv_dot(col, w, depth, ph->bias[c]), p, mult, shift, rq, c);
-        if (b != NULL) {
-            b[c] = tconv_out(tconv_dot(cb, w, depth, ph->bias[c]), p, mult, shift, rq, c);
+        for (int32_t q = 0; q < n; q++) {
+            const int32_t acc = tconv_dot(col + q * k_max, ph->w + c * depth, depth, ph->bias[c]);
+            out[q][c] = tconv_out(acc, p, mult, shift, rq, c);
         }
     }
 }
@@ -291,9 +396,10 @@ void mcu_cmsis_transpose_conv_s8(const mcu_cmsis_tconv_params *p, const int8_t *
     const int32_t oh = p->out_h, ow = p->out_w, oc = p->out_c, sh = p->stride_h, sw = p->stride_w;
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
     int32_t *col = (int32_t *)scratch;
+    int32_t *acc = col + 2 * p->in_c_pad * tconv_taps(0, p->k_h, sh) * tconv_taps(0, p->k_w, sw);
 #else
     int8_t *col = (int8_t *)scratch;
-    memset(col, 0, (size_t)(2 * p->in_c_pad * tconv_taps(0, p->k_h, sh) * tconv_taps(0, p->k_w, sw)));
+    memset(col, 0, (size_t)(4 * p->in_c_pad * tconv_taps(0, p->k_h, sh) * tconv_taps(0, p->k_w, sw)));
 #endif
     for (int32_t n = 0; n < p->batches; n++) {
         const int8_t *img = input + n * p->in_h * p->in_w * p->in_c;
@@ -303,10 +409,18 @@ void mcu_cmsis_transpose_conv_s8(const mcu_cmsis_tconv_params *p, const int8_t *
             for (int32_t rx = 0; rx < sw; rx++) {
                 const tconv_phase ph = tconv_phase_of(p, weights, bias, ry, rx);
                 const int32_t ox0 = ((rx - p->pad_left) % sw + sw) % sw; /* (ox0 + pad_left) % sw == rx */
-                for (int32_t ox = ox0; ox < ow; ox += 2 * sw) {
-                    int8_t *a = out + (oy * ow + ox) * oc;
-                    int8_t *b = ox + sw < ow ? a + sw * oc : NULL;
-                    tconv_pair(p, img, by, (ox + p->pad_left) / sw, &ph, multiplier, shift, rq, col, a, b);
+                for (int32_t ox = ox0; ox < ow; ox += 4 * sw) {
+                    const int32_t count = (ow - ox + sw - 1) / sw < 4 ? (ow - ox + sw - 1) / sw : 4;
+                    int8_t *pixels[4]; /* a short quad repeats its last pixel */
+                    for (int32_t q = 0; q < 4; q++) {
+                        pixels[q] = out + (oy * ow + ox + (q < count ? q : count - 1) * sw) * oc;
+                    }
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+                    tconv_quad(p, img, by, (ox + p->pad_left) / sw, count, &ph, multiplier, shift, rq, col, acc,
+                               pixels);
+#else
+                    tconv_quad(p, img, by, (ox + p->pad_left) / sw, count, &ph, multiplier, shift, rq, col, pixels);
+#endif
                 }
             }
         }

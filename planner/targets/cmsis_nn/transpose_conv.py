@@ -70,7 +70,7 @@ def lower(call: Call) -> Lowered:
     with_rq(consts, params, np.min([b[0] for b in bounds], axis=0), np.max([b[1] for b in bounds], axis=0))
     k_max = len(phase_taps(0, kh, stride[0])) * len(phase_taps(0, kw, stride[1])) * in_c_pad
     return Lowered("mcu_cmsis_transpose_conv_s8", params, consts, model,
-                   common.scratch_size("MCU_CMSIS_TRANSPOSE_CONV_S8_SCRATCH_BYTES", k_max))
+                   common.scratch_size("MCU_CMSIS_TRANSPOSE_CONV_S8_SCRATCH_BYTES", k_max, oc))
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
