@@ -254,7 +254,179 @@ static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32
     }
 }
 
-#else /* Helium and plain C: int8 columns */
+#elif defined(MCU_CMSIS_USE_MVE) /* Helium: int8 columns of four pixels, interleaved by 16 values */
+
+/** The columns of the quad's pixels (bases bx + q, the last one repeated when n < 4), int8,
+    interleaved per block of sixteen values: value k of pixel q at (k / 16) * 64 + 16 q + k % 16.
+    Taps outside the input read the zero point; each tap's run is in_c_pad values (its padding
+    values stay zero from the start, against zero weights). */
+static __attribute__((noinline)) void tconv_columns(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by,
+                                                    int32_t bx, int32_t n, const tconv_phase *ph, int8_t *col)
+{
+    const int32_t ic = p->in_c, icp = p->in_c_pad, in_h = p->in_h, in_w = p->in_w, ty = ph->ty, tx = ph->tx;
+    const int32_t full = ic / 4, rest = ic % 4;
+    const int32_t zz = mcu_splat_s8x4((int8_t)(-p->input_offset));
+    int32_t k0 = 0;
+    for (int32_t j = 0; j < ty; j++) {
+        const int32_t iy = by - j;
+        const int row_inside = iy >= 0 && iy < in_h;
+        const int8_t *row = img + iy * in_w * ic;
+        for (int32_t i = 0; i < tx; i++, k0 += icp) {
+            if ((ic & 15) == 0 && row_inside && n == 4 && bx - i >= 0 && bx + 3 - i < in_w) {
+                const int8_t *src = row + (bx - i) * ic; /* four neighbours inside, whole blocks */
+                int8_t *d = col + (k0 >> 4) * 64;
+                for (int32_t k = 0; k < ic; k += 16, d += 64, src += 16) {
+                    vstrbq_s8(d, vldrbq_s8(src));
+                    vstrbq_s8(d + 16, vldrbq_s8(src + ic));
+                    vstrbq_s8(d + 32, vldrbq_s8(src + 2 * ic));
+                    vstrbq_s8(d + 48, vldrbq_s8(src + 3 * ic));
+                }
+                continue;
+            }
+            for (int32_t q = 0; q < 4; q++) {
+                const int32_t ix = bx + (q < n ? q : n - 1) - i;
+                int8_t *const dst = col + 16 * q;
+                const int inside = row_inside && ix >= 0 && ix < in_w;
+                if ((icp & 15) == 0) { /* each tap's run is whole blocks: 16 values per VLDRB / VSTRB */
+                    const int8_t *src = row + ix * ic;
+                    int8_t *d = dst + (k0 >> 4) * 64;
+                    for (int32_t k = 0; k < ic; k += 16, d += 64) {
+                        const mve_pred16_t pr = vctp8q((uint32_t)(ic - k));
+                        vstrbq_p_s8(d, inside ? vldrbq_z_s8(src + k, pr) : vdupq_n_s8((int8_t)(-p->input_offset)), pr);
+                    }
+                } else if (inside) {
+                    const int8_t *src = row + ix * ic;
+                    int32_t k = k0;
+                    for (int32_t g = 0; g < full; g++, k += 4, src += 4) {
+                        mcu_write_s8x4(dst + (k >> 4) * 64 + (k & 15), mcu_read_s8x4(src));
+                    }
+                    for (int32_t r = 0; r < rest; r++, k++) {
+                        dst[(k >> 4) * 64 + (k & 15)] = src[r];
+                    }
+                } else {
+                    int32_t k = k0;
+                    for (int32_t g = 0; g < full; g++, k += 4) {
+                        mcu_write_s8x4(dst + (k >> 4) * 64 + (k & 15), zz);
+                    }
+                    for (int32_t r = 0; r < rest; r++, k++) {
+                        dst[(k >> 4) * 64 + (k & 15)] = (int8_t)(-p->input_offset);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/** acc[4c + q] = bias[c] + row c of w (rows depth long, one after the other) times pixel q's column,
+    every channel c < oc: two channels by four pixels per pass (VMLADAVA on sixteen values, the rows'
+    tail predicated; an odd last channel runs its row twice). Optimizing builds run the full blocks
+    as inline assembly (16 instructions per 128 multiply-accumulates; VMLADAVA needs even
+    accumulator registers). Not inlined: its loop needs the registers of a function of its own. */
+static __attribute__((noinline)) void tconv_dot4(const int8_t *col, const int8_t *w, int32_t depth, int32_t oc,
+                                                 const int32_t *bias, int32_t *acc)
+{
+    const int32_t blocks = depth / 16, rest = depth % 16;
+    for (int32_t c = 0; c < oc; c += 2) {
+        const int32_t c1 = c + 1 < oc ? c + 1 : c;
+        const int8_t *x = col, *w0 = w + c * depth, *w1 = w + c1 * depth;
+#if defined(__OPTIMIZE__)
+        register int32_t a0 __asm__("r0") = bias[c];
+        register int32_t a1 __asm__("r2") = a0;
+        register int32_t a2 __asm__("r4") = a0;
+        register int32_t a3 __asm__("r6") = a0;
+        register int32_t b0 __asm__("r8") = bias[c1];
+        register int32_t b1 __asm__("r10") = b0;
+        register int32_t b2 __asm__("r12") = b0;
+        register int32_t b3 __asm__("lr") = b0;
+        int32_t n = blocks;
+        if (n > 0) {
+            __asm__ volatile("1:\n\t"
+                             "vldrb.8 q1, [%[w0]], #16\n\t"
+                             "vldrb.8 q2, [%[w1]], #16\n\t"
+                             "vldrb.8 q0, [%[x]]\n\t"
+                             "vmladava.s8 %[a0], q0, q1\n\t"
+                             "vmladava.s8 %[b0], q0, q2\n\t"
+                             "vldrb.8 q0, [%[x], #16]\n\t"
+                             "vmladava.s8 %[a1], q0, q1\n\t"
+                             "vmladava.s8 %[b1], q0, q2\n\t"
+                             "vldrb.8 q0, [%[x], #32]\n\t"
+                             "vmladava.s8 %[a2], q0, q1\n\t"
+                             "vmladava.s8 %[b2], q0, q2\n\t"
+                             "vldrb.8 q0, [%[x], #48]\n\t"
+                             "vmladava.s8 %[a3], q0, q1\n\t"
+                             "vmladava.s8 %[b3], q0, q2\n\t"
+                             "adds %[x], #64\n\t"
+                             "subs %[n], %[n], #1\n\t"
+                             "bne 1b\n"
+                             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1),
+                               [b2] "+r"(b2), [b3] "+r"(b3), [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(n)
+                             :
+                             : "q0", "q1", "q2", "cc", "memory");
+        }
+#else
+        int32_t a0 = bias[c], a1 = a0, a2 = a0, a3 = a0, b0 = bias[c1], b1 = b0, b2 = b0, b3 = b0;
+        for (int32_t k = 0; k < blocks; k++, x += 64, w0 += 16, w1 += 16) {
+            const int8x16_t r0 = vldrbq_s8(w0), r1 = vldrbq_s8(w1);
+            a0 = vmladavaq_s8(a0, vldrbq_s8(x), r0);
+            b0 = vmladavaq_s8(b0, vldrbq_s8(x), r1);
+            a1 = vmladavaq_s8(a1, vldrbq_s8(x + 16), r0);
+            b1 = vmladavaq_s8(b1, vldrbq_s8(x + 16), r1);
+            a2 = vmladavaq_s8(a2, vldrbq_s8(x + 32), r0);
+            b2 = vmladavaq_s8(b2, vldrbq_s8(x + 32), r1);
+            a3 = vmladavaq_s8(a3, vldrbq_s8(x + 48), r0);
+            b3 = vmladavaq_s8(b3, vldrbq_s8(x + 48), r1);
+        }
+#endif
+        if (rest) {
+            const mve_pred16_t pr = vctp8q((uint32_t)rest);
+            const int8x16_t r0 = vldrbq_z_s8(w0, pr), r1 = vldrbq_z_s8(w1, pr);
+            a0 = vmladavaq_s8(a0, vldrbq_z_s8(x, pr), r0);
+            b0 = vmladavaq_s8(b0, vldrbq_z_s8(x, pr), r1);
+            a1 = vmladavaq_s8(a1, vldrbq_z_s8(x + 16, pr), r0);
+            b1 = vmladavaq_s8(b1, vldrbq_z_s8(x + 16, pr), r1);
+            a2 = vmladavaq_s8(a2, vldrbq_z_s8(x + 32, pr), r0);
+            b2 = vmladavaq_s8(b2, vldrbq_z_s8(x + 32, pr), r1);
+            a3 = vmladavaq_s8(a3, vldrbq_z_s8(x + 48, pr), r0);
+            b3 = vmladavaq_s8(b3, vldrbq_z_s8(x + 48, pr), r1);
+        }
+        int32_t *const r = acc + 4 * c, *const s = acc + 4 * c1; /* s == r for an odd last channel */
+        s[0] = b0, s[1] = b1, s[2] = b2, s[3] = b3;
+        r[0] = a0, r[1] = a1, r[2] = a2, r[3] = a3;
+    }
+}
+
+/** TFLM's requantization of four accumulators of one channel (multiplier m, shift sh), plus the
+    offset, clamped (mcu_cmsis_mve_requantize_vec with one channel's parameters in every lane). */
+static inline int32x4_t tconv_requantize4(int32x4_t x, int32_t m, int32_t sh, int32_t offset, int32_t lo, int32_t hi)
+{
+    const int32x4_t right = vdupq_n_s32(sh < 0 ? sh : 0);
+    x = vshlq_s32(x, vdupq_n_s32(sh > 0 ? sh : 0));
+    x = vqrdmulhq_n_s32(x, m);
+    x = vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, right), 31));
+    x = vrshlq_s32(x, right);
+    x = vaddq_n_s32(x, offset);
+    return vminq_s32(vmaxq_s32(x, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+/** Outputs of up to four pixels of a row and phase (out[q] their channels, out[n - 1] repeated after
+    them), every channel: each channel's four accumulators requantized as one vector and scattered
+    to the four pixels (a repeated pixel is written twice with the same value). */
+static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx, int32_t n,
+                       const tconv_phase *ph, const int32_t *mult, const int32_t *shift, int8_t *col, int32_t *acc,
+                       int8_t *const *out)
+{
+    const int32_t oc = p->out_c, offset = p->output_offset, lo = p->act_min, hi = p->act_max;
+    const uint32_t to[4] = {0, (uint32_t)(out[1] - out[0]), (uint32_t)(out[2] - out[0]), (uint32_t)(out[3] - out[0])};
+    const uint32x4_t offsets = vldrwq_u32(to);
+    tconv_columns(p, img, by, bx, n, ph, col);
+    tconv_dot4(col, ph->w, ph->depth, oc, ph->bias, acc);
+    for (int32_t c = 0; c < oc; c++) {
+        const int32x4_t v = tconv_requantize4(vldrwq_s32(acc + 4 * c), mult[c], shift[c], offset, lo, hi);
+        vstrbq_scatter_offset_s32(out[0] + c, offsets, v);
+    }
+}
+
+#else /* plain C: one int8 column per pixel */
 
 /** One pixel's column: each tap's in_c values (the input zero point outside the input) at a stride of
     in_c_pad; the padding bytes stay as set at the start (zero, against zero weights). */
@@ -262,127 +434,33 @@ static void tconv_column(const mcu_cmsis_tconv_params *p, const int8_t *img, int
                          const tconv_phase *ph, int8_t *col)
 {
     const int32_t ic = p->in_c, icp = p->in_c_pad, ty = ph->ty, tx = ph->tx;
-    const int8_t zp = (int8_t)(-p->input_offset);
     for (int32_t j = 0; j < ty; j++) {
         for (int32_t i = 0; i < tx; i++, col += icp) {
             const int8_t *src = tconv_src(p, img, by - j, bx - i);
-#if defined(MCU_CMSIS_USE_MVE)
-            for (int32_t k = 0; k < ic; k += 16) {
-                const mve_pred16_t pr = vctp8q((uint32_t)(ic - k));
-                vstrbq_p_s8(col + k, src != NULL ? vldrbq_z_s8(src + k, pr) : vdupq_n_s8(zp), pr);
-            }
-#else
             if (src != NULL) {
                 memcpy(col, src, (size_t)ic);
             } else {
-                memset(col, zp, (size_t)ic);
+                memset(col, -p->input_offset, (size_t)ic);
             }
-#endif
         }
     }
 }
 
-#if defined(MCU_CMSIS_USE_MVE)
-/** acc[c] = bias[c] + row c of w (rows depth long, one after the other) times the column x, for
-    c < 4 * quads: four channels per pass, VMLADAVA on sixteen values, the rows' tail predicated.
-    Optimizing builds run the full blocks as inline assembly (11 instructions per 64
-    multiply-accumulates; VMLADAVA needs even accumulator registers, r4 r6 r8 r10 here). Not
-    inlined: its loop needs the registers of a function of its own. */
-static __attribute__((noinline)) void tconv_rows4(const int8_t *x, const int8_t *w, int32_t depth, int32_t quads,
-                                                  const int32_t *bias, int32_t *acc)
-{
-    const int32_t blocks = depth / 16, rest = depth % 16;
-    for (int32_t c = 0; c < quads; c++, w += 4 * depth, bias += 4, acc += 4) {
-        const int8_t *xp = x, *w0 = w, *w1 = w + depth, *w2 = w + 2 * depth, *w3 = w + 3 * depth;
-#if defined(__OPTIMIZE__)
-        register int32_t a0 __asm__("r4") = bias[0];
-        register int32_t a1 __asm__("r6") = bias[1];
-        register int32_t a2 __asm__("r8") = bias[2];
-        register int32_t a3 __asm__("r10") = bias[3];
-        int32_t n = blocks;
-        if (n > 0) {
-            __asm__ volatile("1:\n\t"
-                             "vldrb.8 q0, [%[x]], #16\n\t"
-                             "vldrb.8 q1, [%[w0]], #16\n\t"
-                             "vmladava.s8 %[a0], q0, q1\n\t"
-                             "vldrb.8 q1, [%[w1]], #16\n\t"
-                             "vmladava.s8 %[a1], q0, q1\n\t"
-                             "vldrb.8 q1, [%[w2]], #16\n\t"
-                             "vmladava.s8 %[a2], q0, q1\n\t"
-                             "vldrb.8 q1, [%[w3]], #16\n\t"
-                             "vmladava.s8 %[a3], q0, q1\n\t"
-                             "subs %[n], %[n], #1\n\t"
-                             "bne 1b\n"
-                             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xp), [w0] "+r"(w0),
-                               [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [n] "+r"(n)
-                             :
-                             : "q0", "q1", "cc", "memory");
-        }
-#else
-        int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
-        for (int32_t k = 0; k < blocks; k++) {
-            const int8x16_t v = vldrbq_s8(xp);
-            a0 = vmladavaq_s8(a0, v, vldrbq_s8(w0));
-            a1 = vmladavaq_s8(a1, v, vldrbq_s8(w1));
-            a2 = vmladavaq_s8(a2, v, vldrbq_s8(w2));
-            a3 = vmladavaq_s8(a3, v, vldrbq_s8(w3));
-            xp += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16;
-        }
-#endif
-        if (rest) {
-            const mve_pred16_t pr = vctp8q((uint32_t)rest);
-            const int8x16_t v = vldrbq_z_s8(xp, pr);
-            a0 = vmladavaq_s8(a0, v, vldrbq_z_s8(w0, pr));
-            a1 = vmladavaq_s8(a1, v, vldrbq_z_s8(w1, pr));
-            a2 = vmladavaq_s8(a2, v, vldrbq_z_s8(w2, pr));
-            a3 = vmladavaq_s8(a3, v, vldrbq_z_s8(w3, pr));
-        }
-        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
-    }
-}
-#endif
-
-static inline int32_t tconv_dot(const int8_t *x, const int8_t *w, int32_t depth, int32_t acc)
-{
-#if defined(MCU_CMSIS_USE_MVE)
-    for (int32_t k = 0; k < depth; k += 16) {
-        const mve_pred16_t pr = vctp8q((uint32_t)(depth - k));
-        acc = vmladavaq_s8(acc, vldrbq_z_s8(x + k, pr), vldrbq_z_s8(w + k, pr));
-    }
-#else
-    for (int32_t k = 0; k < depth; k++) {
-        acc += x[k] * w[k];
-    }
-#endif
-    return acc;
-}
-
-/** Outputs of up to four pixels of a row and phase (bases bx .. bx + n - 1), every channel; the
-    columns k_max apart. */
+/** Outputs of up to four pixels of a row and phase (out[q] their channels), every channel. */
 static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx, int32_t n,
-                       const tconv_phase *ph, const int32_t *mult, const int32_t *shift, const int32_t *rq,
-                       int8_t *col, int8_t *const *out)
+                       const tconv_phase *ph, const int32_t *mult, const int32_t *shift, int8_t *col,
+                       int8_t *const *out)
 {
     const int32_t oc = p->out_c, depth = ph->depth;
-    const int32_t k_max = p->in_c_pad * tconv_taps(0, p->k_h, p->stride_h) * tconv_taps(0, p->k_w, p->stride_w);
     for (int32_t q = 0; q < n; q++) {
-        tconv_column(p, img, by, bx + q, ph, col + q * k_max);
-    }
-    int32_t c = 0;
-#if defined(MCU_CMSIS_USE_MVE)
-    int32_t *const acc = (int32_t *)(col + 8 * k_max); /* after the columns, word aligned */
-    for (int32_t q = 0; q < n; q++) {
-        tconv_rows4(col + q * k_max, ph->w, depth, oc / 4, ph->bias, acc);
-        for (c = 0; c + 4 <= oc; c += 4) {
-            vstrbq_s32(out[q] + c, mcu_cmsis_mve_requantize_vec(vldrwq_s32(acc + c), mult + c, shift + c,
-                                                                 p->output_offset, p->act_min, p->act_max));
-        }
-    }
-#endif
-    for (; c < oc; c++) {
-        for (int32_t q = 0; q < n; q++) {
-            const int32_t acc = tconv_dot(col + q * k_max, ph->w + c * depth, depth, ph->bias[c]);
-            out[q][c] = tconv_out(acc, p, mult, shift, rq, c);
+        tconv_column(p, img, by, bx + q, ph, col);
+        for (int32_t c = 0; c < oc; c++) {
+            const int8_t *w = ph->w + c * depth;
+            int32_t acc = ph->bias[c];
+            for (int32_t k = 0; k < depth; k++) {
+                acc += col[k] * w[k];
+            }
+            out[q][c] = tconv_out(acc, p, mult, shift, NULL, c);
         }
     }
 }
@@ -394,12 +472,19 @@ void mcu_cmsis_transpose_conv_s8(const mcu_cmsis_tconv_params *p, const int8_t *
                                  const int32_t *rq, void *scratch, int8_t *output)
 {
     const int32_t oh = p->out_h, ow = p->out_w, oc = p->out_c, sh = p->stride_h, sw = p->stride_w;
+    const int32_t k_max = p->in_c_pad * tconv_taps(0, p->k_h, sh) * tconv_taps(0, p->k_w, sw);
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-    int32_t *col = (int32_t *)scratch;
-    int32_t *acc = col + 2 * p->in_c_pad * tconv_taps(0, p->k_h, sh) * tconv_taps(0, p->k_w, sw);
+    int32_t *col = (int32_t *)scratch;                /* four 16-bit columns: 8 * k_max bytes */
+    int32_t *acc = (int32_t *)scratch + 2 * k_max + 16; /* then 4 * out_c accumulators */
+#elif defined(MCU_CMSIS_USE_MVE)
+    int8_t *col = (int8_t *)scratch; /* four int8 columns in blocks of 16: 64 * ceil(k_max / 16) bytes */
+    int32_t *acc = (int32_t *)scratch + 2 * k_max + 16;
+    (void)rq;
+    memset(col, 0, (size_t)(8 * k_max + 64)); /* the padding values and the last block's tail stay zero */
 #else
     int8_t *col = (int8_t *)scratch;
-    memset(col, 0, (size_t)(4 * p->in_c_pad * tconv_taps(0, p->k_h, sh) * tconv_taps(0, p->k_w, sw)));
+    (void)rq;
+    memset(col, 0, (size_t)k_max);
 #endif
     for (int32_t n = 0; n < p->batches; n++) {
         const int8_t *img = input + n * p->in_h * p->in_w * p->in_c;
@@ -411,15 +496,17 @@ void mcu_cmsis_transpose_conv_s8(const mcu_cmsis_tconv_params *p, const int8_t *
                 const int32_t ox0 = ((rx - p->pad_left) % sw + sw) % sw; /* (ox0 + pad_left) % sw == rx */
                 for (int32_t ox = ox0; ox < ow; ox += 4 * sw) {
                     const int32_t count = (ow - ox + sw - 1) / sw < 4 ? (ow - ox + sw - 1) / sw : 4;
+                    const int32_t bx = (ox + p->pad_left) / sw;
                     int8_t *pixels[4]; /* a short quad repeats its last pixel */
                     for (int32_t q = 0; q < 4; q++) {
                         pixels[q] = out + (oy * ow + ox + (q < count ? q : count - 1) * sw) * oc;
                     }
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-                    tconv_quad(p, img, by, (ox + p->pad_left) / sw, count, &ph, multiplier, shift, rq, col, acc,
-                               pixels);
+                    tconv_quad(p, img, by, bx, count, &ph, multiplier, shift, rq, col, acc, pixels);
+#elif defined(MCU_CMSIS_USE_MVE)
+                    tconv_quad(p, img, by, bx, count, &ph, multiplier, shift, col, acc, pixels);
 #else
-                    tconv_quad(p, img, by, (ox + p->pad_left) / sw, count, &ph, multiplier, shift, rq, col, pixels);
+                    tconv_quad(p, img, by, bx, count, &ph, multiplier, shift, col, pixels);
 #endif
                 }
             }

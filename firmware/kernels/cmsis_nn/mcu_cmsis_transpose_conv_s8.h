@@ -14,18 +14,20 @@
  * (x + input_offset == 0), so the folded bias is exact at every border. rq: the DSP paths' fast
  * requantization records, 3 per channel, or NULL.
  *
- * Paths: Helium (VMLADAVA, four channels of one pixel per loop, vector requantization), DSP (the
- * columns of four pixels widened by SXTB16 into (x0, x2), (x1, x3) pairs, one channel's weight word
- * split once for the four per SMLAD loop), C.
+ * Paths, four output pixels of a row and phase per pass: Helium (their int8 columns interleaved by
+ * blocks of 16, two channels per VMLADAVA loop, each channel's four outputs requantized as a vector
+ * and scattered), DSP (the columns widened by SXTB16 into (x0, x2), (x1, x3) pairs, one channel's
+ * weight word split once for the four pixels, SMLAD), plain C.
  */
 #ifndef MCU_CMSIS_TRANSPOSE_CONV_S8_H
 #define MCU_CMSIS_TRANSPOSE_CONV_S8_H
 
 #include <stdint.h>
 
-/** Scratch: the im2col columns of four output pixels, k_max values each (the deepest phase row), as
-    16-bit values on the DSP path, then their 4 * out_c int32 accumulators. */
-#define MCU_CMSIS_TRANSPOSE_CONV_S8_SCRATCH_BYTES(k_max, out_c) (8 * (k_max) + 16 * (out_c))
+/** Scratch: the im2col columns of four output pixels, k_max values each (the deepest phase row; 16-bit
+    values on the DSP path, blocks of 16 int8 values on Helium), then their 4 * out_c int32
+    accumulators. */
+#define MCU_CMSIS_TRANSPOSE_CONV_S8_SCRATCH_BYTES(k_max, out_c) (8 * (k_max) + 64 + 16 * (out_c))
 
 typedef struct {
     int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c;
