@@ -295,6 +295,11 @@ def tconv(rng, hw, ic, oc, k, stride, padding, out_hw, act="NONE", bias=True, pe
     return _call("transpose_conv", args, attrs, q(0.06, rng.integers(-20, 21)))
 
 
+def transpose(rng, shape, perm) -> Call:
+    x = Var("x", TensorType(shape, "int8", q(0.05, rng.integers(-128, 128))))
+    return _call("transpose", [x], {"perm": perm, "perm_dtype": "int32"}, x.type.quant)
+
+
 CASES = {
     # conv2d through im2col: filter-row tails (K % 4), odd output channels, odd pixel counts, padding
     "conv_3x3_ic3_oc16_same": lambda r: conv(r, (9, 9), 3, 16, (3, 3)),
@@ -391,6 +396,14 @@ CASES = {
                                                        {2: 2**30 - 7}, (), 1e-5),
     "tconv_3x3_s2_ic8_oc6_zero_rows": lambda r: extreme(tconv(r, (3, 3), 8, 6, (3, 3), (2, 2), "SAME", (6, 6)),
                                                         {1: 2**30, 4: -(2**30) - 9}, (1, 4)),
+    # transpose: NHWC <-> NCHW planes (4x4 blocks and their edges), strided rows, rank 5, copies
+    "transpose_nhwc_to_nchw_1x8x12x16": lambda r: transpose(r, (1, 8, 12, 16), (0, 3, 1, 2)),
+    "transpose_nchw_to_nhwc_1x7x5x9": lambda r: transpose(r, (1, 7, 5, 9), (0, 2, 3, 1)),
+    "transpose_2d_37x19": lambda r: transpose(r, (37, 19), (1, 0)),
+    "transpose_3d_swap_outer_4x6x10": lambda r: transpose(r, (4, 6, 10), (1, 0, 2)),
+    "transpose_3d_2x3x5_201": lambda r: transpose(r, (2, 3, 5), (2, 0, 1)),
+    "transpose_5d_2x3x4x5x3": lambda r: transpose(r, (2, 3, 4, 5, 3), (4, 2, 0, 3, 1)),
+    "transpose_wide_stride_2x3x6000": lambda r: transpose(r, (2, 3, 6000), (2, 1, 0)),
     # maximum / minimum: odd lengths (the vector tails), a scalar on either side
     "maximum_1x37": lambda r: max_min(r, "maximum", (1, 37), (1, 37)),
     "minimum_1x4x4x8": lambda r: max_min(r, "minimum", (1, 4, 4, 8), (1, 4, 4, 8)),
@@ -461,6 +474,7 @@ SIGNATURES = {
     "mcu_cmsis_mul_s8": ("mcu_cmsis_mul_params", (), None),
     "mcu_cmsis_softmax_s8": ("mcu_cmsis_softmax_params", (), None),
     "mcu_cmsis_maximum_s8": ("mcu_cmsis_max_min_params", (), None),
+    "mcu_cmsis_transpose_s8": ("mcu_cmsis_transpose_params", (), None),
     "mcu_cmsis_transpose_conv_s8": ("mcu_cmsis_tconv_params", ("weights", "bias", "multiplier", "shift", "rq"),
                                     "void"),
     "mcu_cmsis_minimum_s8": ("mcu_cmsis_max_min_params", (), None),
@@ -558,6 +572,7 @@ def harness_source(io: str = HOST_IO) -> str:
 #include "mcu_kernels_cmsis_nn.h"
 #include "mcu_cmsis_max_min_s8.h"
 #include "mcu_cmsis_transpose_conv_s8.h"
+#include "mcu_cmsis_transpose_s8.h"
 """ + io + r"""
 #define GUARD 64u
 
