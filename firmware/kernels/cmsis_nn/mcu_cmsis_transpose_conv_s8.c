@@ -317,53 +317,81 @@ static __attribute__((noinline)) void tconv_columns(const mcu_cmsis_tconv_params
     }
 }
 
+/** The state the assembly loop of tconv_dot4 keeps in memory (offsets 0, 4, .., 20). */
+typedef struct {
+    const int8_t *col;
+    int32_t blocks, depth, pairs;
+    const int32_t *bias;
+    int32_t *acc;
+} tconv_mve_loop;
+
 /** acc[4c + q] = bias[c] + row c of w (rows depth long, one after the other) times pixel q's column,
-    every channel c < oc: two channels by four pixels per pass (VMLADAVA on sixteen values, the rows'
-    tail predicated; an odd last channel runs its row twice). Optimizing builds run the full blocks
-    as inline assembly (16 instructions per 128 multiply-accumulates; VMLADAVA needs even
-    accumulator registers). Not inlined: its loop needs the registers of a function of its own. */
+    every channel c < oc: two channels by four pixels per pass, VMLADAVA on sixteen values. Optimizing
+    builds run the channel pairs of rows that are whole blocks as one inline-assembly loop (16
+    instructions per 128 multiply-accumulates; the eight accumulators in the even registers r0 .. lr
+    that VMLADAVA needs, the loop state in a tconv_mve_loop); an odd last channel, or rows with a
+    tail, take the intrinsics (the tail predicated). Not inlined: the assembly needs the registers of a
+    function of its own. */
 static __attribute__((noinline)) void tconv_dot4(const int8_t *col, const int8_t *w, int32_t depth, int32_t oc,
                                                  const int32_t *bias, int32_t *acc)
 {
     const int32_t blocks = depth / 16, rest = depth % 16;
-    for (int32_t c = 0; c < oc; c += 2) {
+    int32_t c = 0;
+#if defined(__OPTIMIZE__)
+    if (rest == 0 && blocks > 0 && oc >= 2) {
+        tconv_mve_loop st = {col, blocks, depth, oc / 2, bias, acc};
+        const int8_t *w0 = w, *w1, *x;
+        int32_t n;
+        __asm__ volatile("2:\n\t"
+                         "ldr %[x], [%[st], #16]\n\t"
+                         "ldr r0, [%[x]], #4\n\t"
+                         "ldr r8, [%[x]], #4\n\t"
+                         "str %[x], [%[st], #16]\n\t"
+                         "mov r2, r0\n\t"
+                         "mov r4, r0\n\t"
+                         "mov r6, r0\n\t"
+                         "mov r10, r8\n\t"
+                         "mov r12, r8\n\t"
+                         "mov lr, r8\n\t"
+                         "ldr %[n], [%[st], #8]\n\t"
+                         "add %[w1], %[w0], %[n]\n\t"
+                         "ldr %[n], [%[st], #4]\n\t"
+                         "ldr %[x], [%[st]]\n\t"
+                         "1:\n\t"
+                         "vldrb.8 q1, [%[w0]], #16\n\t"
+                         "vldrb.8 q2, [%[w1]], #16\n\t"
+                         "vldrb.8 q0, [%[x]]\n\t"
+                         "vmladava.s8 r0, q0, q1\n\t"
+                         "vmladava.s8 r8, q0, q2\n\t"
+                         "vldrb.8 q0, [%[x], #16]\n\t"
+                         "vmladava.s8 r2, q0, q1\n\t"
+                         "vmladava.s8 r10, q0, q2\n\t"
+                         "vldrb.8 q0, [%[x], #32]\n\t"
+                         "vmladava.s8 r4, q0, q1\n\t"
+                         "vmladava.s8 r12, q0, q2\n\t"
+                         "vldrb.8 q0, [%[x], #48]\n\t"
+                         "vmladava.s8 r6, q0, q1\n\t"
+                         "vmladava.s8 lr, q0, q2\n\t"
+                         "adds %[x], #64\n\t"
+                         "subs %[n], %[n], #1\n\t"
+                         "bne 1b\n\t"
+                         "mov %[w0], %[w1]\n\t"
+                         "ldr %[x], [%[st], #20]\n\t"
+                         "stmia %[x]!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
+                         "str %[x], [%[st], #20]\n\t"
+                         "ldr %[n], [%[st], #12]\n\t"
+                         "subs %[n], %[n], #1\n\t"
+                         "str %[n], [%[st], #12]\n\t"
+                         "bne 2b\n"
+                         : [w0] "+r"(w0), [w1] "=&r"(w1), [x] "=&r"(x), [n] "=&r"(n)
+                         : [st] "r"(&st)
+                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "cc", "memory");
+        c = oc & ~1;
+    }
+#endif
+    for (; c < oc; c += 2) {
         const int32_t c1 = c + 1 < oc ? c + 1 : c;
         const int8_t *x = col, *w0 = w + c * depth, *w1 = w + c1 * depth;
-#if defined(__OPTIMIZE__)
-        register int32_t a0 __asm__("r0") = bias[c];
-        register int32_t a1 __asm__("r2") = a0;
-        register int32_t a2 __asm__("r4") = a0;
-        register int32_t a3 __asm__("r6") = a0;
-        register int32_t b0 __asm__("r8") = bias[c1];
-        register int32_t b1 __asm__("r10") = b0;
-        register int32_t b2 __asm__("r12") = b0;
-        register int32_t b3 __asm__("lr") = b0;
-        int32_t n = blocks;
-        if (n > 0) {
-            __asm__ volatile("1:\n\t"
-                             "vldrb.8 q1, [%[w0]], #16\n\t"
-                             "vldrb.8 q2, [%[w1]], #16\n\t"
-                             "vldrb.8 q0, [%[x]]\n\t"
-                             "vmladava.s8 %[a0], q0, q1\n\t"
-                             "vmladava.s8 %[b0], q0, q2\n\t"
-                             "vldrb.8 q0, [%[x], #16]\n\t"
-                             "vmladava.s8 %[a1], q0, q1\n\t"
-                             "vmladava.s8 %[b1], q0, q2\n\t"
-                             "vldrb.8 q0, [%[x], #32]\n\t"
-                             "vmladava.s8 %[a2], q0, q1\n\t"
-                             "vmladava.s8 %[b2], q0, q2\n\t"
-                             "vldrb.8 q0, [%[x], #48]\n\t"
-                             "vmladava.s8 %[a3], q0, q1\n\t"
-                             "vmladava.s8 %[b3], q0, q2\n\t"
-                             "adds %[x], #64\n\t"
-                             "subs %[n], %[n], #1\n\t"
-                             "bne 1b\n"
-                             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1),
-                               [b2] "+r"(b2), [b3] "+r"(b3), [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(n)
-                             :
-                             : "q0", "q1", "q2", "cc", "memory");
-        }
-#else
         int32_t a0 = bias[c], a1 = a0, a2 = a0, a3 = a0, b0 = bias[c1], b1 = b0, b2 = b0, b3 = b0;
         for (int32_t k = 0; k < blocks; k++, x += 64, w0 += 16, w1 += 16) {
             const int8x16_t r0 = vldrbq_s8(w0), r1 = vldrbq_s8(w1);
@@ -376,7 +404,6 @@ static __attribute__((noinline)) void tconv_dot4(const int8_t *col, const int8_t
             a3 = vmladavaq_s8(a3, vldrbq_s8(x + 48), r0);
             b3 = vmladavaq_s8(b3, vldrbq_s8(x + 48), r1);
         }
-#endif
         if (rest) {
             const mve_pred16_t pr = vctp8q((uint32_t)rest);
             const int8x16_t r0 = vldrbq_z_s8(w0, pr), r1 = vldrbq_z_s8(w1, pr);
@@ -389,8 +416,8 @@ static __attribute__((noinline)) void tconv_dot4(const int8_t *col, const int8_t
             a3 = vmladavaq_s8(a3, vldrbq_z_s8(x + 48, pr), r0);
             b3 = vmladavaq_s8(b3, vldrbq_z_s8(x + 48, pr), r1);
         }
-        int32_t *const r = acc + 4 * c, *const s = acc + 4 * c1; /* s == r for an odd last channel */
-        s[0] = b0, s[1] = b1, s[2] = b2, s[3] = b3;
+        int32_t *const r = acc + 4 * c, *const t = acc + 4 * c1; /* t == r for an odd last channel */
+        t[0] = b0, t[1] = b1, t[2] = b2, t[3] = b3;
         r[0] = a0, r[1] = a1, r[2] = a2, r[3] = a3;
     }
 }
