@@ -817,7 +817,8 @@ def test_fast_requant_proof_per_layer():
             continue
         assert rq is not None and rq.shape == (3 * kc.constants["multiplier"].size,), name
         recs = rq.reshape(-1, 3)
-        zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,)}
+        zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,),
+                "tconv_3x3_s2_ic8_oc6_zero_rows": (1, 4)}
         for ch, (m, add, right) in enumerate(recs.tolist()):
             if ch in zero.get(name, ()):
                 assert (m, right) == (0, 1) and add % 2 == 1 and -128 <= add // 2 <= 127, (name, ch)
