@@ -43,27 +43,13 @@ static tconv_phase tconv_phase_of(const mcu_cmsis_tconv_params *p, const int8_t 
     return (tconv_phase){weights, bias, 0, 0, 0}; /* not reached: ry < stride_h, rx < stride_w */
 }
 
-/** TFLM's requantization of channel c plus the output offset, clamped (the DSP records when proven). */
+/** TFLM's requantization of channel c plus the output offset, clamped (the exact general path). */
 static inline int8_t tconv_out(int32_t acc, const mcu_cmsis_tconv_params *p, const int32_t *mult,
-                               const int32_t *shift, const int32_t *rq, int32_t c)
+                               const int32_t *shift, int32_t c)
 {
-#if defined(MCU_CMSIS_USE_DSP)
-    if (rq != NULL) {
-        return (int8_t)mcu_cmsis_rq_clamp(acc, rq + 3 * c, p->act_min, p->act_max);
-    }
-#else
-    (void)rq;
-#endif
     int32_t v = mcu_requantize(acc, mult[c], shift[c]) + p->output_offset;
     v = v < p->act_min ? p->act_min : v;
     return (int8_t)(v > p->act_max ? p->act_max : v);
-}
-
-/** The input pixel feeding tap (j, i) of the output whose base input position is (by, bx), or NULL
-    outside the input. */
-static inline const int8_t *tconv_src(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t iy, int32_t ix)
-{
-    return iy >= 0 && iy < p->in_h && ix >= 0 && ix < p->in_w ? img + (iy * p->in_w + ix) * p->in_c : NULL;
 }
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
@@ -245,10 +231,10 @@ static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32
             v2 = tconv_rq(acc[2], m, add, right, clamp, lo, hi);
             v3 = tconv_rq(acc[3], m, add, right, clamp, lo, hi);
         } else {
-            v0 = tconv_out(acc[0], p, mult, shift, NULL, c);
-            v1 = tconv_out(acc[1], p, mult, shift, NULL, c);
-            v2 = tconv_out(acc[2], p, mult, shift, NULL, c);
-            v3 = tconv_out(acc[3], p, mult, shift, NULL, c);
+            v0 = tconv_out(acc[0], p, mult, shift, c);
+            v1 = tconv_out(acc[1], p, mult, shift, c);
+            v2 = tconv_out(acc[2], p, mult, shift, c);
+            v3 = tconv_out(acc[3], p, mult, shift, c);
         }
         o0[c] = v0, o1[c] = v1, o2[c] = v2, o3[c] = v3;
     }
@@ -455,6 +441,12 @@ static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32
 
 #else /* plain C: one int8 column per pixel */
 
+/** The input pixel (iy, ix), or NULL outside the input. */
+static inline const int8_t *tconv_src(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t iy, int32_t ix)
+{
+    return iy >= 0 && iy < p->in_h && ix >= 0 && ix < p->in_w ? img + (iy * p->in_w + ix) * p->in_c : NULL;
+}
+
 /** One pixel's column: each tap's in_c values (the input zero point outside the input) at a stride of
     in_c_pad; the padding bytes stay as set at the start (zero, against zero weights). */
 static void tconv_column(const mcu_cmsis_tconv_params *p, const int8_t *img, int32_t by, int32_t bx,
@@ -487,7 +479,7 @@ static void tconv_quad(const mcu_cmsis_tconv_params *p, const int8_t *img, int32
             for (int32_t k = 0; k < depth; k++) {
                 acc += col[k] * w[k];
             }
-            out[q][c] = tconv_out(acc, p, mult, shift, NULL, c);
+            out[q][c] = tconv_out(acc, p, mult, shift, c);
         }
     }
 }
