@@ -5,7 +5,7 @@ and Helium (Cortex-M55). One model holds a layer per geometry: strides 1, 2, 3 a
 to 5 (a multiple of the stride or not, smaller than the stride: bias-only pixels), SAME and VALID
 with output sizes that leave bias-only rows, in_c odd / a multiple of 4 / of 16, out_c odd and
 multiples of 4, with and without bias, per-channel and per-tensor scales, every fused activation,
-a batch of 2, and the Keras decoder fixture."""
+a batch of 2, and the Keras decoder fixtures (int8 and uint8 I/O)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from devtools.tflite_writer import ModelWriter
 from mcuforge.driver import compile_model
 from mcuforge.verify import verify_board, verify_host, verify_program
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "keras" / "tconv_decoder_dynbatch_i8.tflite"
+KERAS = Path(__file__).resolve().parents[1] / "fixtures" / "keras"
+FIXTURES = [KERAS / "tconv_decoder_dynbatch_i8.tflite", KERAS / "tconv_decoder_dynbatch_u8.tflite"]  # int8 / uint8 I/O
 ACT = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 ACC_STD = 74.0 * 73.0  # std of (uniform int8 input - zp) times std of uniform int8 weights
 # (batch, hw, in_c, out_c, kernel, stride, padding, out_hw, activation, per_channel, bias)
@@ -79,7 +80,11 @@ def compiled_cases(tmp_path):
 
 def fixture_inputs(compiled, seed: int = 3) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [rng.integers(-128, 128, p.type.shape).astype(np.int8) for p in compiled.imported.main.params]
+    out = []
+    for p in compiled.imported.main.params:
+        info = np.iinfo(p.type.np_dtype)
+        out.append(rng.integers(info.min, info.max, p.type.shape, endpoint=True).astype(p.type.np_dtype))
+    return out
 
 
 def test_kernel_models_equal_tflm(tmp_path):
@@ -102,9 +107,10 @@ def test_c_kernel_equals_tflm_on_host(tmp_path, dsp):
     assert res.ok, [str(m) for m in res.mismatches][:5]
 
 
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.stem)
 @pytest.mark.parametrize("dsp", [False, True], ids=["plain", "dsp"])
-def test_keras_decoder_fixture_on_host(dsp):
-    compiled = compile_model(FIXTURE)
+def test_keras_decoder_fixtures_on_host(dsp, fixture):
+    compiled = compile_model(fixture)
     assert [b.kernel.function for b in compiled.program.bindings].count("mcu_cmsis_transpose_conv_s8") == 2
     (res,) = verify_host(compiled, [fixture_inputs(compiled)], isolate=False, dsp=dsp)
     assert res.ok, [str(m) for m in res.mismatches][:5]
@@ -116,6 +122,7 @@ def test_c_kernel_equals_tflm_on_qemu(tmp_path, board):
     compiled, data = compiled_cases(tmp_path)
     (res,) = verify_board(compiled, [data], board)
     assert res.ok, [str(m) for m in res.mismatches][:5]
-    fixture = compile_model(FIXTURE)
-    (res,) = verify_board(fixture, [fixture_inputs(fixture)], board)
-    assert res.ok, [str(m) for m in res.mismatches][:5]
+    for path in FIXTURES:
+        fixture = compile_model(path)
+        (res,) = verify_board(fixture, [fixture_inputs(fixture)], board)
+        assert res.ok, (path.name, [str(m) for m in res.mismatches][:5])
