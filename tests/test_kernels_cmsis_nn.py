@@ -292,6 +292,27 @@ def softmax(rng, shape, beta=1.0, scale=0.1) -> Call:
     return _call("softmax", [x], {"beta": beta, "out_dtype": "int8"}, q(1.0 / 256, -128), "int8")
 
 
+def tconv(rng, hw, ic, oc, k, stride, padding, out_hw, act="NONE", bias=True, per_channel=True, batch=1) -> Call:
+    """TRANSPOSE_CONV [oc, kh, kw, ic] weights onto an out_hw output (what TFLite's output_shape gives)."""
+    (h, w), (kh, kw) = hw, k
+    in_s = 0.03
+    x = Var("x", TensorType((batch, h, w, ic), "int8", q(in_s, rng.integers(-128, 128))))
+    taps = max(1, -(-kh // stride[0]) * -(-kw // stride[1])) * ic
+    ws = 3.0 / (in_s * ACC_STD * math.sqrt(taps)) * rng.uniform(0.5, 1.5, oc if per_channel else 1)
+    wshape = (oc, kh, kw, ic)
+    args = [x, Constant("w", TensorType(wshape, "int8", q(ws, 0, 0)), rng.integers(-127, 128, wshape))]
+    if bias:
+        data = np.round(rng.normal(0, ACC_STD * math.sqrt(taps) / 2, oc))
+        args.append(Constant("b", TensorType((oc,), "int32", q(in_s * np.resize(ws, oc))), data))
+    attrs = {"output_shape": (batch, *out_hw, oc), "stride": stride, "padding": padding, "activation": act}
+    return _call("transpose_conv", args, attrs, q(0.06, rng.integers(-20, 21)))
+
+
+def transpose(rng, shape, perm) -> Call:
+    x = Var("x", TensorType(shape, "int8", q(0.05, rng.integers(-128, 128))))
+    return _call("transpose", [x], {"perm": perm, "perm_dtype": "int32"}, x.type.quant)
+
+
 CASES = {
     # conv2d through im2col: filter-row tails (K % 4), odd output channels, odd pixel counts, padding
     "conv_3x3_ic3_oc16_same": lambda r: conv(r, (9, 9), 3, 16, (3, 3)),
@@ -406,6 +427,34 @@ CASES = {
     "dw3x3_c4_mult2_no_proof": lambda r: extreme(dwconv(r, (5, 5), 2, 2, (3, 3)), {3: 2**30}, (), 2e-5),
     "fc_1x16x9_zero_rows": lambda r: extreme(fc(r, 1, 16, 9, per_channel=True), {4: 2**30}, (4,)),
     "fc_2x20x6_no_proof": lambda r: extreme(fc(r, 2, 20, 6), {5: -(2**30)}, (), 1e-4),
+    # transpose conv: stride phases (kernel a multiple of the stride or not, kernel < stride: bias-only
+    # pixels), in_c tails (the 4-value groups), odd out_c and odd pixel counts per phase, batches
+    "tconv_3x3_s2_same_ic32_oc16": lambda r: tconv(r, (4, 4), 32, 16, (3, 3), (2, 2), "SAME", (8, 8)),
+    "tconv_3x3_s2_same_ic16_oc8_odd_out": lambda r: tconv(r, (5, 5), 16, 8, (3, 3), (2, 2), "SAME", (9, 9), "RELU"),
+    "tconv_3x3_s2_valid_ic5_oc3_nobias": lambda r: tconv(r, (4, 5), 5, 3, (3, 3), (2, 2), "VALID", (9, 11), "RELU6",
+                                                         bias=False),
+    "tconv_3x3_s2_valid_ic4_oc7_bias_only_edge": lambda r: tconv(r, (4, 4), 4, 7, (3, 3), (2, 2), "VALID", (10, 10)),
+    "tconv_3x3_s1_same_ic3_oc5_per_tensor": lambda r: tconv(r, (5, 6), 3, 5, (3, 3), (1, 1), "SAME", (5, 6),
+                                                            "RELU_N1_TO_1", per_channel=False),
+    "tconv_4x4_s2_same_ic2_oc4": lambda r: tconv(r, (3, 5), 2, 4, (4, 4), (2, 2), "SAME", (6, 10)),
+    "tconv_4x4_s3_valid_ic6_oc3": lambda r: tconv(r, (3, 3), 6, 3, (4, 4), (3, 3), "VALID", (10, 10)),
+    "tconv_2x2_s3_same_ic3_oc2_gaps": lambda r: tconv(r, (3, 4), 3, 2, (2, 2), (3, 3), "SAME", (9, 12)),
+    "tconv_5x3_s2x1_same_ic17_oc9": lambda r: tconv(r, (4, 4), 17, 9, (5, 3), (2, 1), "SAME", (8, 4), "RELU"),
+    "tconv_5x5_s2_same_ic1_oc1": lambda r: tconv(r, (3, 3), 1, 1, (5, 5), (2, 2), "SAME", (6, 6)),
+    "tconv_2x2_s2_valid_ic48_oc20_batch2": lambda r: tconv(r, (3, 3), 48, 20, (2, 2), (2, 2), "VALID", (6, 6),
+                                                           batch=2),
+    "tconv_3x3_s2_ic8_oc6_no_proof": lambda r: extreme(tconv(r, (3, 3), 8, 6, (3, 3), (2, 2), "SAME", (6, 6)),
+                                                       {2: 2**30 - 7}, (), 1e-5),
+    "tconv_3x3_s2_ic8_oc6_zero_rows": lambda r: extreme(tconv(r, (3, 3), 8, 6, (3, 3), (2, 2), "SAME", (6, 6)),
+                                                        {1: 2**30, 4: -(2**30) - 9}, (1, 4)),
+    # transpose: NHWC <-> NCHW planes (4x4 blocks and their edges), strided rows, rank 5, copies
+    "transpose_nhwc_to_nchw_1x8x12x16": lambda r: transpose(r, (1, 8, 12, 16), (0, 3, 1, 2)),
+    "transpose_nchw_to_nhwc_1x7x5x9": lambda r: transpose(r, (1, 7, 5, 9), (0, 2, 3, 1)),
+    "transpose_2d_37x19": lambda r: transpose(r, (37, 19), (1, 0)),
+    "transpose_3d_swap_outer_4x6x10": lambda r: transpose(r, (4, 6, 10), (1, 0, 2)),
+    "transpose_3d_2x3x5_201": lambda r: transpose(r, (2, 3, 5), (2, 0, 1)),
+    "transpose_5d_2x3x4x5x3": lambda r: transpose(r, (2, 3, 4, 5, 3), (4, 2, 0, 3, 1)),
+    "transpose_wide_stride_2x3x6000": lambda r: transpose(r, (2, 3, 6000), (2, 1, 0)),
     # maximum / minimum: odd lengths (the vector tails), a scalar on either side
     "maximum_1x37": lambda r: max_min(r, "maximum", (1, 37), (1, 37)),
     "minimum_1x4x4x8": lambda r: max_min(r, "minimum", (1, 4, 4, 8), (1, 4, 4, 8)),
@@ -476,6 +525,9 @@ SIGNATURES = {
     "mcu_cmsis_mul_s8": ("mcu_cmsis_mul_params", (), None),
     "mcu_cmsis_softmax_s8": ("mcu_cmsis_softmax_params", (), None),
     "mcu_cmsis_maximum_s8": ("mcu_cmsis_max_min_params", (), None),
+    "mcu_cmsis_transpose_s8": ("mcu_cmsis_transpose_params", (), None),
+    "mcu_cmsis_transpose_conv_s8": ("mcu_cmsis_tconv_params", ("weights", "bias", "multiplier", "shift", "rq"),
+                                    "void"),
     "mcu_cmsis_minimum_s8": ("mcu_cmsis_max_min_params", (), None),
 }
 BINARY = ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8", "mcu_cmsis_maximum_s8", "mcu_cmsis_minimum_s8")
@@ -571,6 +623,8 @@ def harness_source(io: str = HOST_IO) -> str:
 #include <string.h>
 #include "mcu_kernels_cmsis_nn.h"
 #include "mcu_cmsis_max_min_s8.h"
+#include "mcu_cmsis_transpose_conv_s8.h"
+#include "mcu_cmsis_transpose_s8.h"
 """ + io + r"""
 #define GUARD 64u
 
@@ -846,7 +900,8 @@ def test_fast_requant_proof_per_layer():
             continue
         assert rq is not None and rq.shape == (3 * kc.constants["multiplier"].size,), name
         recs = rq.reshape(-1, 3)
-        zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,)}
+        zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,),
+                "tconv_3x3_s2_ic8_oc6_zero_rows": (1, 4)}
         for ch, (m, add, right) in enumerate(recs.tolist()):
             if ch in zero.get(name, ()):
                 assert (m, right) == (0, 1) and add % 2 == 1 and -128 <= add // 2 <= 127, (name, ch)
