@@ -31,6 +31,8 @@ def lower(call: Call) -> Lowered:
     off = params["input_offset"]
     with_rq(consts, params, *acc_bounds(consts["bias"], consts["weights"].T, off - 128, off + 127))
     params["sweep"] = sweep(params, "rq" in consts and (params["act_min"], params["act_max"]) == (-128, 127))
+    # No overlap declared: the one depthwise kernel's sweeps (a line cache that reads input lines
+    # ahead, pixel, column and band paths) have no read/write order model in planner/overlap.py yet.
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params))
 
 
