@@ -268,6 +268,18 @@ def max_min(rng, op, shape_a, shape_b) -> Call:
     return _call(op, [a, b], {}, qa)
 
 
+def batch_matmul(rng, lhs, rhs, adj_x=False, adj_y=False, const_rhs=False, zps=None, out_s=None) -> Call:
+    """BATCH_MATMUL of int8 operands (the rhs an activation or a constant)."""
+    za, zb = zps if zps else rng.integers(-128, 128, 2)
+    sa, sb = rng.uniform(0.01, 0.05, 2)
+    depth = lhs[-2] if adj_x else lhs[-1]
+    a = Var("a", TensorType(lhs, "int8", q(sa, za)))
+    bt = TensorType(rhs, "int8", q(sb, zb))
+    b = Constant("b", bt, rng.integers(-128, 128, rhs)) if const_rhs else Var("b", bt)
+    out_s = out_s or float(np.float32(sa) * np.float32(sb) * 40 * math.sqrt(depth))
+    return _call("batch_matmul", [a, b], {"adj_x": adj_x, "adj_y": adj_y}, q(out_s, rng.integers(-20, 21)))
+
+
 def flushed_add(rng, shape, input_scales, out_s) -> Call:
     """ADD with given scales: a multiplier below 2^-32 is flushed to zero (well defined in TFLM)."""
     a, b = (Var(n, TensorType(shape, "int8", q(s, rng.integers(-128, 128)))) for n, s in zip("ab", input_scales))
@@ -409,6 +421,18 @@ CASES = {
     "minimum_1x4x4x8": lambda r: max_min(r, "minimum", (1, 4, 4, 8), (1, 4, 4, 8)),
     "maximum_scalar_second_1x5x7": lambda r: max_min(r, "maximum", (1, 5, 7), (1,)),
     "minimum_scalar_first_3x11": lambda r: max_min(r, "minimum", (1, 1), (3, 11)),
+    # batch matmul: a constant rhs (stored [cols][depth]), both activations with and without adj_y
+    # (the rhs widened across its columns or read as it is), adj_x (the lhs transposed in scratch),
+    # broadcast batches, one and two rows (the DSP path without widening), depth and column tails,
+    # extreme zero points, a layer without a fast requantization
+    "bmm_1x49x64_const_64x64": lambda r: batch_matmul(r, (1, 49, 64), (64, 64), const_rhs=True),
+    "bmm_4x16x32_4x32x16": lambda r: batch_matmul(r, (4, 16, 32), (4, 32, 16)),
+    "bmm_2x9x30_2x11x30_adj_y": lambda r: batch_matmul(r, (2, 9, 30), (2, 11, 30), adj_y=True),
+    "bmm_2x1x7x5_3x7x6_adj_x": lambda r: batch_matmul(r, (2, 1, 7, 5), (3, 7, 6), adj_x=True),
+    "bmm_1x37_37x9": lambda r: batch_matmul(r, (1, 37), (37, 9)),
+    "bmm_2x13_6x13_adj_y_const": lambda r: batch_matmul(r, (2, 13), (6, 13), adj_y=True, const_rhs=True),
+    "bmm_3x8_8x5_extreme_zp": lambda r: batch_matmul(r, (3, 8), (8, 5), zps=(127, -128)),
+    "bmm_5x4_4x6_no_proof": lambda r: batch_matmul(r, (5, 4), (4, 6), out_s=1e-5),
     # softmax
     "softmax_1x10": lambda r: softmax(r, (1, 10)),
     "softmax_3x4x7_beta0p5": lambda r: softmax(r, (3, 4, 7), beta=0.5),
@@ -473,13 +497,15 @@ SIGNATURES = {
     "mcu_cmsis_add_s8": ("mcu_cmsis_add_params", ("table", "rq"), None),
     "mcu_cmsis_mul_s8": ("mcu_cmsis_mul_params", (), None),
     "mcu_cmsis_softmax_s8": ("mcu_cmsis_softmax_params", (), None),
+    "mcu_cmsis_batch_matmul_s8": ("mcu_cmsis_batch_matmul_params", (), "void"),
     "mcu_cmsis_maximum_s8": ("mcu_cmsis_max_min_params", (), None),
     "mcu_cmsis_transpose_s8": ("mcu_cmsis_transpose_params", (), None),
     "mcu_cmsis_transpose_conv_s8": ("mcu_cmsis_tconv_params", ("weights", "bias", "multiplier", "shift", "rq"),
                                     "void"),
     "mcu_cmsis_minimum_s8": ("mcu_cmsis_max_min_params", (), None),
 }
-BINARY = ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8", "mcu_cmsis_maximum_s8", "mcu_cmsis_minimum_s8")
+BINARY = ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8", "mcu_cmsis_maximum_s8", "mcu_cmsis_minimum_s8",
+          "mcu_cmsis_batch_matmul_s8")
 PARAM_ALIASES = {"channels": "in_c"}  # struct field -> KernelCall parameter
 
 
@@ -573,6 +599,7 @@ def harness_source(io: str = HOST_IO) -> str:
 #include "mcu_cmsis_max_min_s8.h"
 #include "mcu_cmsis_transpose_conv_s8.h"
 #include "mcu_cmsis_transpose_s8.h"
+#include "mcu_cmsis_batch_matmul_s8.h"
 """ + io + r"""
 #define GUARD 64u
 
