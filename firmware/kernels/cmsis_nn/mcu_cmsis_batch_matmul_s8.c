@@ -20,7 +20,7 @@ static int8_t bmm_requantize(const bmm_params *p, uint32_t acc)
 }
 
 /** dst[c][r] = src[r][c] for an n x m matrix src. */
-static void bmm_transpose(const int8_t *src, int32_t n, int32_t m, int8_t *dst)
+static void bmm_transpose_plain(const int8_t *src, int32_t n, int32_t m, int8_t *dst)
 {
     for (int32_t r = 0; r < n; r++, src += m) {
         int8_t *d = dst + r;
@@ -32,17 +32,16 @@ static void bmm_transpose(const int8_t *src, int32_t n, int32_t m, int8_t *dst)
 
 #if defined(MCU_CMSIS_USE_MVE)
 
-/** *a[c] = sum_{k<n} x[k] * w[c * n + k] for c < 4, *ls = sum x (n >= 1). */
-static inline __attribute__((always_inline)) void bmm_mve_dot4(const int8_t *x, const int8_t *w, int32_t n,
-                                                               int32_t a[4], int32_t *ls)
+/** sum_{k<n} x[k] * w[c * n + k] for c < 4 as one vector (n >= 1). */
+static inline __attribute__((always_inline)) int32x4_t bmm_mve_dot4(const int8_t *x, const int8_t *w, int32_t n)
 {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s = 0;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     const int8_t *w1 = w + n, *w2 = w1 + n, *w3 = w2 + n;
+    int32x4_t v;
     __asm__ volatile("dlstp.8 lr, %[n]\n"
                      "1:\n\t"
                      "vldrb.8 q0, [%[x]], #16\n\t"
                      "vldrb.8 q1, [%[w0]], #16\n\t"
-                     "vaddva.s8 %[s], q0\n\t"
                      "vmladava.s8 %[a0], q0, q1\n\t"
                      "vldrb.8 q2, [%[w1]], #16\n\t"
                      "vmladava.s8 %[a1], q0, q2\n\t"
@@ -51,12 +50,15 @@ static inline __attribute__((always_inline)) void bmm_mve_dot4(const int8_t *x, 
                      "vldrb.8 q1, [%[w3]], #16\n\t"
                      "vmladava.s8 %[a3], q0, q1\n\t"
                      "letp lr, 1b\n"
-                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [s] "+Te"(s), [x] "+r"(x),
-                       [w0] "+r"(w), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w0] "+r"(w),
+                       [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)
                      : [n] "r"(n)
                      : "q0", "q1", "q2", "q3", "lr", "memory");
-    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
-    *ls = s;
+    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
+            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
+            : [v] "=&w"(v)
+            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
+    return v;
 }
 
 /** sum_{k<n} x[k] * w[k] (n >= 1). */
@@ -90,38 +92,71 @@ static inline __attribute__((always_inline)) int32_t bmm_mve_sum(const int8_t *x
     return s;
 }
 
-/** Raw int8 products, the offsets through the row sums (ls) and column sums (colsum). */
+/** dst[c][r] = src[r][c] for an n x m matrix src (15 * m < 2^16): sixteen values of a column per pair of gathers
+    (the even and the odd rows, 16-bit offsets) narrowed into one vector. */
+static void bmm_transpose_mve(const int8_t *src, int32_t n, int32_t m, int8_t *dst)
+{
+    const uint16x8_t even = vmulq_n_u16(vmulq_n_u16(vidupq_n_u16(0, 1), 2), (uint16_t)m);
+    const uint16x8_t odd = vaddq_n_u16(even, (uint16_t)m);
+    const int32_t full = n & ~15;
+    for (int32_t c = 0; c < m; c++, dst += n) {
+        const uint8_t *col = (const uint8_t *)src + c;
+        int32_t r = 0;
+        for (; r < full; r += 16, col += 16 * m) {
+            uint8x16_t v = vuninitializedq_u8();
+            v = vmovnbq_u16(v, vldrbq_gather_offset_u16(col, even));
+            v = vmovntq_u16(v, vldrbq_gather_offset_u16(col, odd));
+            vstrbq_u8((uint8_t *)dst + r, v);
+        }
+        for (; r < n; r++, col += m) {
+            dst[r] = (int8_t)*col;
+        }
+    }
+}
+
+/** The rows of the Helium path; left_shift (a compile-time constant): the shift is positive. */
+static inline __attribute__((always_inline)) void bmm_rows_mve(const bmm_params *p, const int8_t *lhs,
+                                                               const int8_t *rhs, const int32_t *colsum, int8_t *out,
+                                                               const int left_shift)
+{
+    const int32_t rows = p->rows, cols = p->cols, depth = p->depth, ro = p->rhs_offset, offset = p->output_offset;
+    const int32x4_t mult = vdupq_n_s32(p->multiplier);
+    const int32x4_t left = vdupq_n_s32(left_shift ? p->shift : 0), right = vdupq_n_s32(left_shift ? 0 : p->shift);
+    for (int32_t i = 0; i < rows; i++, lhs += depth, out += cols) {
+        const int32_t row_term = (int32_t)((uint32_t)ro * (uint32_t)bmm_mve_sum(lhs, depth));
+        int32_t j = 0;
+        for (; j + 4 <= cols; j += 4) {
+            int32x4_t x = bmm_mve_dot4(lhs, rhs + j * depth, depth);
+            x = vaddq_n_s32(vaddq_s32(x, vldrwq_s32(colsum + j)), row_term);
+            if (left_shift) { /* TFLM's requantization (mcu_cmsis_mve.h) */
+                x = vqrdmulhq_s32(vshlq_s32(x, left), mult);
+            } else {
+                x = vqrdmulhq_s32(x, mult);
+                x = vrshlq_s32(vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, right), 31)), right);
+            }
+            x = vminq_s32(vmaxq_s32(vaddq_n_s32(x, offset), vdupq_n_s32(-128)), vdupq_n_s32(127));
+            vstrbq_s32(out + j, x);
+        }
+        for (; j < cols; j++) {
+            const uint32_t acc = (uint32_t)bmm_mve_dot1(lhs, rhs + j * depth, depth) + (uint32_t)colsum[j];
+            out[j] = bmm_requantize(p, acc + (uint32_t)row_term);
+        }
+    }
+}
+
+/** Raw int8 products, the offsets through the row sum and the column sums (colsum[j] = lhs_offset *
+    sum(rhs row j) + depth * lhs_offset * rhs_offset); four columns requantized as one vector. */
 static void bmm_matrix_mve(const bmm_params *p, const int8_t *lhs, const int8_t *rhs, int32_t *colsum, int8_t *out)
 {
-    const int32_t rows = p->rows, cols = p->cols, depth = p->depth;
-    const int32_t lo = p->lhs_offset, ro = p->rhs_offset;
-    const uint32_t both = (uint32_t)depth * (uint32_t)lo * (uint32_t)ro;
-    const int32_t mult[4] = {p->multiplier, p->multiplier, p->multiplier, p->multiplier};
-    const int32_t shift[4] = {p->shift, p->shift, p->shift, p->shift};
+    const int32_t cols = p->cols, depth = p->depth, lo = p->lhs_offset;
+    const uint32_t both = (uint32_t)depth * (uint32_t)lo * (uint32_t)p->rhs_offset;
     for (int32_t j = 0; j < cols; j++) {
         colsum[j] = (int32_t)((uint32_t)lo * (uint32_t)bmm_mve_sum(rhs + j * depth, depth) + both);
     }
-    for (int32_t i = 0; i < rows; i++, lhs += depth, out += cols) {
-        int32_t j = 0;
-        int32_t ls = 0;
-        for (; j + 4 <= cols; j += 4) {
-            int32_t a[4];
-            bmm_mve_dot4(lhs, rhs + j * depth, depth, a, &ls);
-            int32x4_t acc = vldrwq_s32(a);
-            acc = vaddq_s32(acc, vldrwq_s32(colsum + j));
-            acc = vaddq_n_s32(acc, (int32_t)((uint32_t)ro * (uint32_t)ls));
-            vstrbq_s32(out + j, mcu_cmsis_mve_requantize_vec(acc, mult, shift, p->output_offset, -128, 127));
-        }
-        if (j < cols) {
-            if (j == 0) {
-                ls = bmm_mve_sum(lhs, depth);
-            }
-            const uint32_t row_term = (uint32_t)ro * (uint32_t)ls;
-            for (; j < cols; j++) {
-                const uint32_t acc = (uint32_t)bmm_mve_dot1(lhs, rhs + j * depth, depth) + (uint32_t)colsum[j];
-                out[j] = bmm_requantize(p, acc + row_term);
-            }
-        }
+    if (p->shift > 0) {
+        bmm_rows_mve(p, lhs, rhs, colsum, out, 1);
+    } else {
+        bmm_rows_mve(p, lhs, rhs, colsum, out, 0);
     }
 }
 
@@ -454,6 +489,18 @@ static void bmm_matrix_plain(const bmm_params *p, const int8_t *lhs, const int8_
 }
 
 #endif
+
+/** dst[c][r] = src[r][c] for an n x m matrix src. */
+static void bmm_transpose(const int8_t *src, int32_t n, int32_t m, int8_t *dst)
+{
+#if defined(MCU_CMSIS_USE_MVE)
+    if (15 * m <= 65535) {
+        bmm_transpose_mve(src, n, m, dst);
+        return;
+    }
+#endif
+    bmm_transpose_plain(src, n, m, dst);
+}
 
 #if !defined(BMM_RHS_IN_PLACE)
 #define BMM_RHS_IN_PLACE(p) 0
