@@ -6,6 +6,7 @@
 #include "mcu_cmsis_batch_matmul_s8.h"
 
 #include "mcu_cmsis_dsp.h"
+#include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
 #include "mcuforge_fixedpoint.h"
 
@@ -31,51 +32,6 @@ static void bmm_transpose_plain(const int8_t *src, int32_t n, int32_t m, int8_t 
 }
 
 #if defined(MCU_CMSIS_USE_MVE)
-
-/** sum_{k<n} x[k] * w[c * n + k] for c < 4 as one vector (n >= 1). */
-static inline __attribute__((always_inline)) int32x4_t bmm_mve_dot4(const int8_t *x, const int8_t *w, int32_t n)
-{
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    const int8_t *w1 = w + n, *w2 = w1 + n, *w3 = w2 + n;
-    int32x4_t v;
-    __asm__ volatile("dlstp.8 lr, %[n]\n"
-                     "1:\n\t"
-                     "vldrb.8 q0, [%[x]], #16\n\t"
-                     "vldrb.8 q1, [%[w0]], #16\n\t"
-                     "vmladava.s8 %[a0], q0, q1\n\t"
-                     "vldrb.8 q2, [%[w1]], #16\n\t"
-                     "vmladava.s8 %[a1], q0, q2\n\t"
-                     "vldrb.8 q3, [%[w2]], #16\n\t"
-                     "vmladava.s8 %[a2], q0, q3\n\t"
-                     "vldrb.8 q1, [%[w3]], #16\n\t"
-                     "vmladava.s8 %[a3], q0, q1\n\t"
-                     "letp lr, 1b\n"
-                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w0] "+r"(w),
-                       [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)
-                     : [n] "r"(n)
-                     : "q0", "q1", "q2", "q3", "lr", "memory");
-    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
-            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
-            : [v] "=&w"(v)
-            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
-    return v;
-}
-
-/** sum_{k<n} x[k] * w[k] (n >= 1). */
-static inline __attribute__((always_inline)) int32_t bmm_mve_dot1(const int8_t *x, const int8_t *w, int32_t n)
-{
-    int32_t a = 0;
-    __asm__ volatile("dlstp.8 lr, %[n]\n"
-                     "1:\n\t"
-                     "vldrb.8 q0, [%[x]], #16\n\t"
-                     "vldrb.8 q1, [%[w]], #16\n\t"
-                     "vmladava.s8 %[a], q0, q1\n\t"
-                     "letp lr, 1b\n"
-                     : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
-                     : [n] "r"(n)
-                     : "q0", "q1", "lr", "memory");
-    return a;
-}
 
 /** sum_{k<n} x[k] (n >= 1). */
 static inline __attribute__((always_inline)) int32_t bmm_mve_sum(const int8_t *x, int32_t n)
@@ -126,8 +82,7 @@ static inline __attribute__((always_inline)) void bmm_rows_mve(const bmm_params 
         const int32_t row_term = (int32_t)((uint32_t)ro * (uint32_t)bmm_mve_sum(lhs, depth));
         int32_t j = 0;
         for (; j + 4 <= cols; j += 4) {
-            int32x4_t x = bmm_mve_dot4(lhs, rhs + j * depth, depth);
-            x = vaddq_n_s32(vaddq_s32(x, vldrwq_s32(colsum + j)), row_term);
+            int32x4_t x = vaddq_n_s32(mcu_cmsis_mve_dot4(lhs, rhs + j * depth, depth, colsum + j), row_term);
             if (left_shift) { /* TFLM's requantization (mcu_cmsis_mve.h) */
                 x = vqrdmulhq_s32(vshlq_s32(x, left), mult);
             } else {
@@ -138,13 +93,13 @@ static inline __attribute__((always_inline)) void bmm_rows_mve(const bmm_params 
             vstrbq_s32(out + j, x);
         }
         for (; j < cols; j++) {
-            const uint32_t acc = (uint32_t)bmm_mve_dot1(lhs, rhs + j * depth, depth) + (uint32_t)colsum[j];
-            out[j] = bmm_requantize(p, acc + (uint32_t)row_term);
+            const int32_t acc = mcu_cmsis_mve_dot1(lhs, rhs + j * depth, depth, colsum[j]);
+            out[j] = bmm_requantize(p, (uint32_t)acc + (uint32_t)row_term);
         }
     }
 }
 
-/** Raw int8 products, the offsets through the row sum and the column sums (colsum[j] = lhs_offset *
+/** Raw int8 products (mcu_cmsis_mve_dot4 from the column sums), the offsets through the row sum and the column sums (colsum[j] = lhs_offset *
     sum(rhs row j) + depth * lhs_offset * rhs_offset); four columns requantized as one vector. */
 static void bmm_matrix_mve(const bmm_params *p, const int8_t *lhs, const int8_t *rhs, int32_t *colsum, int8_t *out)
 {
@@ -263,7 +218,8 @@ static inline void bmm_step4(int32_t word, int32_t lo2, const int32_t *b, int32_
     *a3 = mcu_smlad(x13, b[7], mcu_smlad(x02, b[6], *a3));
 }
 
-#if !defined(MCU_CMSIS_DSP_EMULATE)
+#if !defined(MCU_CMSIS_DSP_EMULATE) && !defined(__NO_INLINE__) /* twelve registers: not at -O0 */
+#define BMM_PAIRS4 1
 /** pairs (>= 1) pairs of groups of x against the block from blk into a[0..3]: per group one LDR,
     two SXTAB16, four LDRD and eight SMLAD (gcc pairs neither the loads nor keeps the accumulators
     in registers). The lhs word's register takes the first block word. */
@@ -309,14 +265,14 @@ static inline __attribute__((always_inline)) void bmm_row4(const int8_t *x, cons
 {
     int32_t a[4] = {0, 0, 0, 0};
     const int32_t groups = depth >> 2;
-#if defined(MCU_CMSIS_DSP_EMULATE)
+#if defined(BMM_PAIRS4)
+    if (groups >= 2) {
+        bmm_pairs4(&x, &blk, groups >> 1, lo2, a);
+    }
+#else
     for (int32_t g = 0; g + 2 <= groups; g += 2, x += 8, blk += 16) {
         bmm_step4(mcu_read_s8x4(x), lo2, blk, &a[0], &a[1], &a[2], &a[3]);
         bmm_step4(mcu_read_s8x4(x + 4), lo2, blk + 8, &a[0], &a[1], &a[2], &a[3]);
-    }
-#else
-    if (groups >= 2) {
-        bmm_pairs4(&x, &blk, groups >> 1, lo2, a);
     }
 #endif
     if (groups & 1) {
