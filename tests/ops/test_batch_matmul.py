@@ -114,13 +114,17 @@ def cmsis_cases() -> Cases:
     def q(depth):
         sa, sb = f32(rng.uniform(0.005, 0.05)), f32(rng.uniform(0.005, 0.05))
         so = f32(sa * sb * rng.uniform(20, 80) * np.sqrt(depth))
-        return (sa, int(rng.integers(-128, 128))), (sb, int(rng.integers(-128, 128))), (so, int(rng.integers(-20, 21)))
+        za, zb = (int(z) for z in rng.integers(-128, 128, 2))
+        return (sa, za), (sb, zb), (so, int(rng.integers(-20, 21)))
+
+    def values(shape):
+        return rng.integers(-128, 128, shape).astype(np.int8)
 
     def add(lhs, rhs, out, adj_x=False, adj_y=False, const_lhs=False, const_rhs=False, quant=None, label=""):
         depth = lhs[-2] if adj_x else lhs[-1]
         qa, qb, qo = quant or q(depth)
-        a = (c.const(rng.integers(-128, 128, lhs).astype(np.int8), "int8", qa) if const_lhs else c.input(lhs, q=qa))
-        b = (c.const(rng.integers(-128, 128, rhs).astype(np.int8), "int8", qb) if const_rhs else c.input(rhs, q=qb))
+        a = c.const(values(lhs), "int8", qa) if const_lhs else c.input(lhs, q=qa)
+        b = c.const(values(rhs), "int8", qb) if const_rhs else c.input(rhs, q=qb)
         c.op("BATCH_MATMUL", [a, b], out, q=qo, label=label or f"{lhs} x {rhs} adj {adj_x} {adj_y}",
              AdjX=adj_x, AdjY=adj_y)
 

@@ -48,8 +48,8 @@ static inline __attribute__((always_inline)) int32_t bmm_mve_sum(const int8_t *x
     return s;
 }
 
-/** dst[c][r] = src[r][c] for an n x m matrix src (15 * m < 2^16): sixteen values of a column per pair of gathers
-    (the even and the odd rows, 16-bit offsets) narrowed into one vector. */
+/** dst[c][r] = src[r][c] for an n x m matrix src (15 * m < 2^16): sixteen values of a column per pair
+    of gathers (the even and the odd rows, 16-bit offsets) narrowed into one vector. */
 static void bmm_transpose_mve(const int8_t *src, int32_t n, int32_t m, int8_t *dst)
 {
     const uint16x8_t even = vmulq_n_u16(vmulq_n_u16(vidupq_n_u16(0, 1), 2), (uint16_t)m);
@@ -99,8 +99,9 @@ static inline __attribute__((always_inline)) void bmm_rows_mve(const bmm_params 
     }
 }
 
-/** Raw int8 products (mcu_cmsis_mve_dot4 from the column sums), the offsets through the row sum and the column sums (colsum[j] = lhs_offset *
-    sum(rhs row j) + depth * lhs_offset * rhs_offset); four columns requantized as one vector. */
+/** Raw int8 products (mcu_cmsis_mve_dot4 starting from the column sums), the offsets through the row
+    sum and the column sums (colsum[j] = lhs_offset * sum(rhs row j) + depth * lhs_offset * rhs_offset);
+    four columns requantized as one vector. */
 static void bmm_matrix_mve(const bmm_params *p, const int8_t *lhs, const int8_t *rhs, int32_t *colsum, int8_t *out)
 {
     const int32_t cols = p->cols, depth = p->depth, lo = p->lhs_offset;
@@ -260,7 +261,8 @@ static inline void bmm_pairs4(const int8_t **x, const int32_t **blk, int32_t pai
 #endif
 
 /** Four outputs of row x against the widened block of four columns. */
-static inline __attribute__((always_inline)) void bmm_row4(const int8_t *x, const int32_t *blk, int32_t depth, int32_t lo2,
+static inline __attribute__((always_inline)) void bmm_row4(const int8_t *x, const int32_t *blk, int32_t depth,
+                                                           int32_t lo2,
                                                int32_t acc[4])
 {
     int32_t a[4] = {0, 0, 0, 0};
@@ -395,8 +397,8 @@ static void bmm_matrix_direct(const bmm_params *p, const int8_t *lhs, const int8
             int32_t a[4] = {0, 0, 0, 0};
             bmm_direct4(blk, w, depth, groups, ro2, a);
             for (int32_t c = 0; c < 4; c++, w += depth) {
-                for (int32_t k = 0; k < rem; k++) { /* the partial last group */
-                    a[c] = (int32_t)((uint32_t)a[c] + (uint32_t)((lhs[4 * groups + k] + lo) * (w[4 * groups + k] + ro)));
+                for (int32_t k = 4 * groups; k < depth; k++) { /* the partial last group */
+                    a[c] = (int32_t)((uint32_t)a[c] + (uint32_t)((lhs[k] + lo) * (w[k] + ro)));
                 }
                 out[j + c] = bmm_out_rq(p, a[c], m, add, right);
             }

@@ -9,10 +9,10 @@ bounds: per column of a constant rhs, else the product of the two operands' rang
 from __future__ import annotations
 
 import numpy as np
+from mcuforge.ir import quant
 from mcuforge.ir.expr import Call, Constant, Expr
 from mcuforge.ir.ops import _common as c
 from mcuforge.ir.ops import batch_matmul as bmm
-from mcuforge.ir import quant
 
 from ...kernel import KernelCall
 from ...patterns import op, wildcard
@@ -62,10 +62,11 @@ def lower(call: Call) -> Lowered:
     m, add, right = (int(v) for v in rq) if rq is not None else (0, 0, 0)
     params = {f"batch{i}": batch3[i] for i in range(3)}
     params |= {f"lhs_step{i}": lsteps[i] for i in range(3)} | {f"rhs_step{i}": rsteps[i] for i in range(3)}
-    params |= {"rows": rows, "cols": cols, "depth": depth, "transpose_lhs": int(t_lhs), "transpose_rhs": int(t_rhs),
-               "lhs_offset": lo, "rhs_offset": ro, "output_offset": out_zp, "multiplier": mult, "shift": shift,
-               "rq_m": m, "rq_add": add, "rq_right": right}
-    scratch = scratch_size("MCU_CMSIS_BATCH_MATMUL_S8_SCRATCH_BYTES", rows, cols, depth, int(t_lhs), int(t_rhs))
+    params |= {"rows": rows, "cols": cols, "depth": depth, "transpose_lhs": int(t_lhs),
+               "transpose_rhs": int(t_rhs), "lhs_offset": lo, "rhs_offset": ro, "output_offset": out_zp,
+               "multiplier": mult, "shift": shift, "rq_m": m, "rq_add": add, "rq_right": right}
+    scratch = scratch_size("MCU_CMSIS_BATCH_MATMUL_S8_SCRATCH_BYTES", rows, cols, depth, int(t_lhs),
+                           int(t_rhs))
     return Lowered("mcu_cmsis_batch_matmul_s8", params, consts, model, scratch=scratch,
                    struct="mcu_cmsis_batch_matmul_params", op_args=2)
 
@@ -82,5 +83,5 @@ def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
     return out.reshape(kc.output.shape)
 
 
-COMPOSITES = (Composite("qnn_batch_matmul", op("batch_matmul", wildcard("lhs"), wildcard("rhs"), capture="root"),
-                        check, lower),)
+PATTERN = op("batch_matmul", wildcard("lhs"), wildcard("rhs"), capture="root")
+COMPOSITES = (Composite("qnn_batch_matmul", PATTERN, check, lower),)
