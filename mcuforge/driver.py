@@ -34,6 +34,7 @@ DEFAULT_TARGETS = ("cmsis-nn", "c")
 class Options:
     targets: tuple[str, ...] = DEFAULT_TARGETS
     memory_algorithms: tuple[str, ...] | None = None  # None: every algorithm, best plan wins
+    memory: str = "balanced"  # min | balanced | fast (planner/arena.py MEMORY_MODES)
 
 
 @dataclass
@@ -66,5 +67,5 @@ def compile_module(imported: Module, blob: bytes, options: Options = Options()) 
     module = verify(partition(module, [get_target(t) for t in options.targets]))
     kernels = check_kernels(module, lower(module))
     program = check_program(schedule(module, kernels))
-    arena = check_arena(program, plan_arena(program, options.memory_algorithms))
+    arena = check_arena(program, plan_arena(program, options.memory_algorithms, options.memory))
     return Compiled(imported, module, kernels, program, arena, blob)

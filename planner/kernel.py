@@ -36,6 +36,19 @@ class OpInfo:
         return ", ".join(str(s) for s in self.sources)
 
 
+@dataclass(frozen=True)
+class Overlap:
+    """How far the kernel's output may overlap its activation input `input`: with the output's base
+    at most `max_shift` bytes above that input's base (base(out) - base(in) <= max_shift, so a
+    negative value puts the output below the input), no write lands on an input byte the kernel
+    still has to read, on every build path (plain C, DSP, Helium). Derived from the kernel's loop
+    order next to the kernel call in the lowering; planner/overlap.py proves each plan that uses it
+    by simulating that order."""
+
+    input: int
+    max_shift: int
+
+
 @dataclass(frozen=True, eq=False)
 class KernelCall:
     function: str  # the C function called, e.g. "mcu_cmsis_conv2d_s8" ("" for a view)
@@ -53,6 +66,8 @@ class KernelCall:
     # The kernel tolerates its output placed exactly over input 0 (reads each element before
     # writing it): the planner may share the bytes when input 0 dies at this call.
     in_place: bool = False
+    # The kernel tolerates its output overlapping an input below a distance (see Overlap).
+    overlap: Overlap | None = None
     # For each argument of the original op: which kernel input it is (None: a constant).
     arg_map: tuple[int | None, ...] = ()
     # For the generic call template (codegen/templates/call.c.j2): the parameter struct `params`
