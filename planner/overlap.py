@@ -134,21 +134,35 @@ def pixel_orders(p: Mapping[str, Any]) -> list[Order]:
     return [_singles(p, "every path", False)]
 
 
-def depthwise_orders(p: Mapping[str, Any]) -> list[Order]:
-    """mcu_cmsis_dwconv2d_s8 / _3x3_s8: one pixel at a time (mcu_cmsis_dw_pixel, the DSP 3x3 pixel);
-    Helium, 3x3 with depth multiplier 1 and at least eight rows inside vertically: those rows
-    channel by channel over every column first (one block reading and writing all of them), then
-    the rows above and below pixel by pixel."""
-    orders = pixel_orders(p)
+def mve_band_rows(p: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The Helium column path's bands of output rows [r0, r1) (mcu_cmsis_dwconv_s8_mve: depth
+    multiplier 1, 3x3, at least eight rows inside vertically: four rows, then eight at a time);
+    [] when that path is not taken."""
     span = (p["k_h"] - 1) * p["dil_h"]
     oy0 = -(-p["pad_top"] // p["stride_h"])
     top = p["in_h"] - 1 - span + p["pad_top"]
     oy1 = min(top // p["stride_h"] + 1 if top >= 0 else 0, p["out_h"])
-    if p["depth_multiplier"] == 1 and (p["k_h"], p["k_w"]) == (3, 3) and oy1 - oy0 >= 8:
+    if p["depth_multiplier"] != 1 or (p["k_h"], p["k_w"]) != (3, 3) or oy1 - oy0 < 8:
+        return []
+    bands, r, band = [], oy0, 4
+    while r < oy1:
+        bands.append((r, min(r + band, oy1)))
+        r, band = r + band, 8
+    return bands
+
+
+def depthwise_orders(p: Mapping[str, Any]) -> list[Order]:
+    """mcu_cmsis_dwconv2d_s8 / _3x3_s8: one pixel at a time (mcu_cmsis_dw_pixel, the DSP 3x3 pixel);
+    Helium column path: the rows above pixel by pixel, each band of rows channel by channel over
+    every column (one block reading all its windows and writing all its pixels, interleaved), the
+    rows below pixel by pixel."""
+    orders = pixel_orders(p)
+    bands = mve_band_rows(p)
+    if bands:
         w = p["out_w"]
-        rest = np.concatenate([np.arange(0, oy0 * w), np.arange(oy1 * w, p["out_h"] * w)])
-        seq = np.concatenate([np.arange(oy0 * w, oy1 * w), rest])  # the column block first
-        starts = np.concatenate([[0], (oy1 - oy0) * w + np.arange(len(rest))])
+        oy0, oy1 = bands[0][0], bands[-1][1]
+        seq = np.arange(p["out_h"] * w)  # raster order; blocks: pixels, bands, pixels
+        starts = np.concatenate([np.arange(oy0 * w), [r0 * w for r0, _ in bands], np.arange(oy1 * w, len(seq))])
         orders.append(_blocks(p, seq, starts, "Helium columns", False))
     return orders
 

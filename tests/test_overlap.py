@@ -54,14 +54,15 @@ def test_every_declaration_is_proven_on_every_modelled_path():
     assert seen == set(ORDERS)  # every modelled kernel met at least once
 
 
-def test_helium_column_path_declares_no_overlap():
-    """A 3x3 depthwise layer with eight or more rows inside goes by columns on Helium: channel by
-    channel over the whole map, so its output may not overlap its input at all."""
+def test_helium_column_path_bands():
+    """KWS's 3x3 depthwise layers (25x5x64, stride 1) take Helium's column path: bands of 4 then 8
+    rows, each written while its windows are read, so the output must start 9 rows (2,880 B) below
+    the input (rows 5..12 written while input row 4 is still read); the pixel paths need 7 pixels."""
     kws = compile_model(MLPERF_MODELS["kws"])
     dw = [b.kernel for b in kws.program.bindings if b.kernel.function == "mcu_cmsis_dwconv2d_3x3_s8"]
-    assert dw and all(k.overlap is None for k in dw)
-    columns = [o for o in orders(dw[0]) if o.path == "Helium columns"]
-    assert columns and max_safe_shift(columns[0]) <= -dw[0].output.nbytes * 9 // 10  # next to no overlap
+    assert dw and all(k.overlap == Overlap(0, -2880) for k in dw)
+    safe = {o.path: max_safe_shift(o) for o in orders(dw[0])}
+    assert safe == {"every path": -7 * 64, "Helium columns": -2880}
 
 
 def test_a_wrong_declaration_is_refused(ic):

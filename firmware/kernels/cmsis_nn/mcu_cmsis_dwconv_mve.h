@@ -8,7 +8,9 @@
  * the requantization takes the channel's multiplier and shift as scalars; a scatter store writes
  * the four bytes. The input offset is folded per column into the bias: a column at the left or
  * right edge drops the taps outside the input (their weight set to zero, their address moved
- * inside). Rows whose window crosses the top or bottom edge go through mcu_cmsis_dw_pixel. Used for
+ * inside). The rows whose windows lie inside vertically go in bands of four, then eight rows, top
+ * to bottom; the rows above and below them pixel by pixel (mcu_cmsis_dw_pixel), in their place in
+ * that order (so an output may overlap its input: planner/overlap.py). Used for
  * 3x3 filters on maps with at least eight such rows; smaller maps keep the kernels' pixel-by-pixel
  * path (four channels per vector), which has no per-column set-up.
  */
@@ -187,10 +189,15 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     (void)out_c;
     return 0;
 #else
-    mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy0, oy1 - oy0, output);
+    /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
+       order): the rows above pixel by pixel, the column rows in bands (four rows, then eight), the
+       rows below pixel by pixel. */
     for (int32_t oy = 0; oy < out_h; oy++) {
         if (oy == oy0) {
-            oy = oy1;
+            for (int32_t band = 4; oy < oy1; oy += band, band = 8) {
+                const int32_t rows = oy1 - oy < band ? oy1 - oy : band;
+                mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy, rows, output);
+            }
             if (oy >= out_h) {
                 break;
             }

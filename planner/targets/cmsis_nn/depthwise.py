@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from mcuforge.ir.expr import Call
 
-from ...kernel import KernelCall
+from ...kernel import KernelCall, Overlap
+from ...overlap import mve_band_rows
 from ...patterns import const, op, wildcard
 from . import common, conv
 from .common import Composite, Lowered
@@ -36,23 +37,27 @@ def lower(call: Call) -> Lowered:
     off = params["input_offset"]
     with_rq(consts, params, *acc_bounds(consts["bias"], consts["weights"].T, off - 128, off + 127))
     # Overlap: output pixels one at a time in raster order (mcu_cmsis_dw_pixel, the DSP and plain
-    # 3x3 pixels), each pixel's channels written while its taps are read; none when the Helium
-    # column path runs (one channel over every row first: it reads the whole input before the end).
-    overlap = None if mve_columns(params) else common.raster_overlap(params, block=1, buffered=False)
+    # 3x3 pixels), each pixel's channels written while its taps are read; the Helium column path
+    # (mve_band_shift) writes a band of rows while it reads the band's windows.
+    overlap = common.raster_overlap(params, block=1, buffered=False)
+    band_shift = mve_band_shift(params)
+    if overlap is not None and band_shift is not None:
+        shift = min(overlap.max_shift, band_shift)
+        overlap = Overlap(0, shift) if shift > -call.type.nbytes else None
     if uses_3x3(call):
         return Lowered("mcu_cmsis_dwconv2d_3x3_s8", params, consts, model,
                        common.scratch_size("MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES", oc), overlap=overlap)
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, overlap=overlap)
 
 
-def mve_columns(p: dict) -> bool:
-    """Whether the Helium build takes the column path (mcu_cmsis_dwconv_s8_mve's own test): depth
-    multiplier 1, a 3x3 filter and at least eight output rows whose windows are inside vertically."""
-    span = (p["k_h"] - 1) * p["dil_h"]
-    oy0 = -(-p["pad_top"] // p["stride_h"])
-    top = p["in_h"] - 1 - span + p["pad_top"]
-    oy1 = min(top // p["stride_h"] + 1 if top >= 0 else 0, p["out_h"])
-    return p["depth_multiplier"] == 1 and (p["k_h"], p["k_w"]) == (3, 3) and oy1 - oy0 >= 8
+def mve_band_shift(p: dict) -> int | None:
+    """The Helium column path's limit: a band's writes reach its last row, while the input rows
+    from its first window row on are still to be read (its own and those of the rows after)."""
+    bands = mve_band_rows(p)  # the order planner/overlap.py checks
+    if not bands:
+        return None
+    row_in, row_out = p["in_w"] * p["in_c"], p["out_w"] * p["out_c"]
+    return min(max(0, r0 * p["stride_h"] - p["pad_top"]) * row_in - r1 * row_out for r0, r1 in bands)
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
