@@ -47,6 +47,11 @@ class Overlap:
 
     input: int
     max_shift: int
+    # Kernel parameters the overlap needs, when the kernel's fastest order does not allow it (they
+    # cost instructions: the planner sets them only on the layers whose overlap it uses).
+    needs: tuple[tuple[str, Any], ...] = ()
+    cost: str = ""  # what those parameters cost, for the report
+    cost_instructions: int = 0  # an estimate of the instructions they add (the planner's budget)
 
 
 @dataclass(frozen=True, eq=False)

@@ -136,18 +136,21 @@ def pixel_orders(p: Mapping[str, Any]) -> list[Order]:
 
 def mve_band_rows(p: Mapping[str, Any]) -> list[tuple[int, int]]:
     """The Helium column path's bands of output rows [r0, r1) (mcu_cmsis_dwconv_s8_mve: depth
-    multiplier 1, 3x3, at least eight rows inside vertically: four rows, then eight at a time);
-    [] when that path is not taken."""
+    multiplier 1, 3x3, at least eight rows inside vertically: four rows, then band_rows at a time,
+    or all in one band when band_rows is 0); [] when that path is not taken."""
     span = (p["k_h"] - 1) * p["dil_h"]
     oy0 = -(-p["pad_top"] // p["stride_h"])
     top = p["in_h"] - 1 - span + p["pad_top"]
     oy1 = min(top // p["stride_h"] + 1 if top >= 0 else 0, p["out_h"])
     if p["depth_multiplier"] != 1 or (p["k_h"], p["k_w"]) != (3, 3) or oy1 - oy0 < 8:
         return []
+    rows = p.get("band_rows", 0)
+    if rows <= 0:
+        return [(oy0, oy1)]
     bands, r, band = [], oy0, 4
     while r < oy1:
         bands.append((r, min(r + band, oy1)))
-        r, band = r + band, 8
+        r, band = r + band, rows
     return bands
 
 

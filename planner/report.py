@@ -82,7 +82,8 @@ def _memory(prog, arena) -> dict[str, Any]:
                          "offset": max(out_lo, in_lo)})
     return {"mode": arena.mode, "live_tensor_bound_bytes": arena.live_bound,
             "below_bound_bytes": arena.live_bound - arena.arena_bytes,
-            "instruction_cost": "none: the same kernels run, only their output offsets move",
+            "instruction_cost": "; ".join(f"step {s}: {what}" for s, what in arena.costs)
+                                or "none: the same kernels run, only their output offsets move",
             "overlaps": overlaps}
 
 

@@ -8,9 +8,10 @@
  * the requantization takes the channel's multiplier and shift as scalars; a scatter store writes
  * the four bytes. The input offset is folded per column into the bias: a column at the left or
  * right edge drops the taps outside the input (their weight set to zero, their address moved
- * inside). The rows whose windows lie inside vertically go in bands of four, then eight rows, top
- * to bottom; the rows above and below them pixel by pixel (mcu_cmsis_dw_pixel), in their place in
- * that order (so an output may overlap its input: planner/overlap.py). Used for
+ * inside). The rows whose windows lie inside vertically go in one band or, with p->band_rows, in
+ * bands of four, then band_rows rows, top to bottom; the rows above and below them pixel by pixel
+ * (mcu_cmsis_dw_pixel), in their place in that order (with bands an output may overlap its input:
+ * planner/overlap.py). Used for
  * 3x3 filters on maps with at least eight such rows; smaller maps keep the kernels' pixel-by-pixel
  * path (four channels per vector), which has no per-column set-up.
  */
@@ -190,11 +191,12 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     return 0;
 #else
     /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
-       order): the rows above pixel by pixel, the column rows in bands (four rows, then eight), the
-       rows below pixel by pixel. */
+       order): the rows above pixel by pixel, the column rows in bands (with band_rows, four rows,
+       then band_rows at a time; else all in one), the rows below pixel by pixel. */
+    const int32_t band_rows = p->band_rows > 0 ? p->band_rows : oy1 - oy0;
     for (int32_t oy = 0; oy < out_h; oy++) {
         if (oy == oy0) {
-            for (int32_t band = 4; oy < oy1; oy += band, band = 8) {
+            for (int32_t band = p->band_rows > 0 ? 4 : band_rows; oy < oy1; oy += band, band = band_rows) {
                 const int32_t rows = oy1 - oy < band ? oy1 - oy : band;
                 mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy, rows, output);
             }

@@ -39,11 +39,14 @@ typedef struct {
 } mcu_cmsis_conv_params;
 
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
-    reads input channel c / depth_multiplier. */
+    reads input channel c / depth_multiplier. band_rows: on Helium's column path, the rows of each
+    band after a first band of four (0: all the rows in one band, the fastest; bands let the output
+    overlap the input, planner/overlap.py). */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier;
     int32_t input_offset, output_offset, act_min, act_max;
+    int32_t band_rows;
 } mcu_cmsis_dw_conv_params;
 
 /** Parameters of mcu_cmsis_fully_connected_s8: `rows` input vectors of `depth` values, `units`
