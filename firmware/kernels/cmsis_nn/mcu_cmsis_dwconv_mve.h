@@ -196,9 +196,10 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     const int32_t band_rows = p->band_rows > 0 ? p->band_rows : oy1 - oy0;
     for (int32_t oy = 0; oy < out_h; oy++) {
         if (oy == oy0) {
-            for (int32_t band = p->band_rows > 0 ? 4 : band_rows; oy < oy1; oy += band, band = band_rows) {
+            for (int32_t band = p->band_rows > 0 ? 4 : band_rows; oy < oy1; band = band_rows) {
                 const int32_t rows = oy1 - oy < band ? oy1 - oy : band;
                 mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy, rows, output);
+                oy += rows;
             }
             if (oy >= out_h) {
                 break;
