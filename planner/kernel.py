@@ -54,6 +54,29 @@ class Overlap:
     cost_instructions: int = 0  # an estimate of the instructions they add (the planner's budget)
 
 
+def raster_overlap(p: Mapping[str, Any], block: int, buffered: bool) -> Overlap | None:
+    """The overlap a windowed kernel allows when it computes output pixels in raster order in blocks
+    of at most `block` pixels, starting anywhere: `buffered` when a block's input windows are all
+    read (copied to scratch) before its first write, otherwise its writes interleave with its reads.
+
+    A block's writes end at (its last pixel + 1) * out_c; the input bytes still to be read start at
+    the lowest first-read byte of the pixels not yet finished (buffered: after the block, else from
+    its first pixel). The first read byte of a window is its top-left tap clipped to the input (a
+    lower bound of what it reads). None when no overlap is possible."""
+    oh, ow, ic, oc = p["out_h"], p["out_w"], p["in_c"], p["out_c"]
+    oy, ox = np.divmod(np.arange(oh * ow), ow)
+    iy = np.clip(oy * p["stride_h"] - p["pad_top"], 0, p["in_h"] - 1)
+    ix = np.clip(ox * p["stride_w"] - p["pad_left"], 0, p["in_w"] - 1)
+    first = (iy * p["in_w"] + ix) * ic
+    later = np.minimum.accumulate(first[::-1])[::-1]  # lowest first read of pixel n or after
+    n = np.arange(oh * ow)
+    if buffered:  # block [n - b, n) done: the reads left start at pixel n (none left at the end)
+        shift = (later[1:] - n[1:] * oc).min(initial=oh * ow * oc)
+    else:  # block [n, n + b): its writes reach min(n + b, pixels) pixels
+        shift = (later - np.minimum(n + block, oh * ow) * oc).min()
+    return Overlap(0, int(shift)) if shift > -oh * ow * oc else None
+
+
 @dataclass(frozen=True, eq=False)
 class KernelCall:
     function: str  # the C function called, e.g. "mcu_cmsis_conv2d_s8" ("" for a view)

@@ -170,7 +170,32 @@ def depthwise_orders(p: Mapping[str, Any]) -> list[Order]:
     return orders
 
 
+def portable_geometry(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The window geometry of a portable kernel's parameters (firmware/kernels/c: the pools name
+    theirs `channels` and `filter_h/w`, the depthwise its multiplier `ch_mult`)."""
+    g = dict(p)
+    if "channels" in p:
+        g.update(in_c=p["channels"], out_c=p["channels"], k_h=p["filter_h"], k_w=p["filter_w"], dil_h=1, dil_w=1)
+    return g
+
+
+def portable_pixel_orders(p: Mapping[str, Any]) -> list[Order]:
+    """The portable int8 conv, depthwise and pools (firmware/kernels/c): for each batch, output
+    pixels in raster order, each pixel's channels written as they are computed. Modelled for one
+    batch only (a plan overlapping a batched layer is refused: an order reading everything)."""
+    g = portable_geometry(p)
+    if g.get("batches", 1) != 1:
+        n = g["out_h"] * g["out_w"]
+        everything = np.array([0]), np.array([g["in_h"] * g["in_w"] * g["in_c"] * g["batches"]])
+        return [Order("batched", *everything, np.array([0]), np.array([n * g["out_c"] * g["batches"]]), False)]
+    return pixel_orders(g)
+
+
 ORDERS: dict[str, Callable[[Mapping[str, Any]], list[Order]]] = {
+    "mcu_conv_2d_s8": portable_pixel_orders,
+    "mcu_depthwise_conv_2d_s8": portable_pixel_orders,
+    "mcu_average_pool_2d_s8": portable_pixel_orders,
+    "mcu_max_pool_2d_s8": portable_pixel_orders,
     "mcu_cmsis_conv2d_s8": conv_orders,
     "mcu_cmsis_conv2d_1x1_s8": conv_1x1_orders,
     "mcu_cmsis_dwconv2d_s8": depthwise_orders,

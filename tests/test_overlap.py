@@ -41,10 +41,10 @@ def _windowed_models():
 def test_every_declaration_is_proven_on_every_modelled_path():
     """Each kernel's declared distance is at most what the simulation of each of its build paths'
     orders allows, on every windowed fixture model (conv, 1x1, depthwise, pools; strides, padding,
-    dilation, depth multipliers)."""
+    dilation, depth multipliers), with the cmsis-nn kernels and with the portable ones."""
     seen = set()
-    for path in _windowed_models():
-        for step, b in _declared(compile_model(path)):
+    for path, targets in [(p, t) for p in _windowed_models() for t in (("cmsis-nn", "c"), ("c",))]:
+        for step, b in _declared(compile_model(path, Options(targets=targets))):
             k = b.kernel  # as the planner runs it when it uses the overlap
             k = dataclasses.replace(k, params={**k.params, **dict(k.overlap.needs)})
             assert k.function in ORDERS, k.function
@@ -157,13 +157,15 @@ def test_picture_marks_the_overlap(ic, tmp_path, cli):
     assert "output over its input" in svg and "t2 over t1 (-528 B)" in svg
 
 
+HOST_CASES = [("mobilenet_v1_025_96_i8.tflite", ("cmsis-nn", "c")), ("squeezenet_64_u8.tflite", ("cmsis-nn", "c")),
+              ("squeezenet_64_i8.tflite", ("c",)), ("mobilenet_v1_025_96_i8.tflite", ("c",))]
+
+
 @pytest.mark.parametrize("dsp", [False, True], ids=["plain", "dsp"])
-@pytest.mark.parametrize("name", ["mobilenet_v1_025_96_i8.tflite", "squeezenet_64_u8.tflite"])
-def test_overlapped_keras_models_bit_exact_on_host(name, dsp):
+@pytest.mark.parametrize("name, targets", HOST_CASES, ids=[f"{n}-{'+'.join(t)}" for n, t in HOST_CASES])
+def test_overlapped_keras_models_bit_exact_on_host(name, targets, dsp):
     path = KERAS / name
-    if not path.exists():
-        pytest.skip(f"no {name}")
-    compiled = compile_model(path, Options(memory="min"))
+    compiled = compile_model(path, Options(targets=targets, memory="min"))
     assert [o for o in compiled.arena.overlaps if o[2] != 0], "the plan overlaps nothing: no test"
     rng = np.random.default_rng(5)
     results = verify_host(compiled, [random_inputs(compiled.imported, rng) for _ in range(2)], isolate=False, dsp=dsp)
