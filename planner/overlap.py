@@ -13,7 +13,8 @@ A plan with the output at `shift` = offset(out) - offset(in) is safe on a path w
 a byte that a later block (or, unbuffered, the same block) still reads:
     [w_lo + shift, w_hi + shift) does not meet [lowest later read, highest later read).
 `check_overlaps` runs this for every step whose output shares bytes with one of its inputs (an
-element-wise kernel written exactly over its input, the InPlace rule, needs no model), and refuses
+element-wise kernel written exactly over its input 0, or over a view of input 0's bytes that is
+another of its inputs, the InPlace rule, needs no model), and refuses
 the plan when a path breaks it or the kernel has no model here.
 
 The models follow the C kernels' loops (firmware/kernels/cmsis_nn/); a kernel whose loop order
@@ -240,8 +241,11 @@ def check_overlaps(program, offsets: Mapping[str, int]) -> list[tuple[int, str, 
     for step, arg, shift in steps:
         b = program.bindings[step]
         k = b.kernel
-        if k.in_place and shift == 0 and b.args[0] == arg:
-            continue  # element-wise, exactly in place: each element read before it is written
+        first = b.args[0]
+        same = arg == first or (offsets.get(first) == offsets[arg] and first in offsets
+                                and program.buffers[first].type.nbytes == program.buffers[arg].type.nbytes)
+        if k.in_place and shift == 0 and same:
+            continue  # element-wise, exactly over input 0 (or a view of its bytes): each element read, then written
         where = f"step {step} ({b.out} = {k.function}({', '.join(b.args)}), {k.info.tflite})"
         if b.args.count(arg) != 1 or (k.overlap is not None and b.args.index(arg) != k.overlap.input):
             raise IRError(f"{where}: the output overlaps '{arg}', which the kernel does not declare")
