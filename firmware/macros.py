@@ -2,7 +2,7 @@
 
 A kernel that needs scratch memory declares its size as a macro beside its declaration,
 
-    #define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (4 * (k) + ((2 * (k) + 3) / 4) * 4)
+    #define MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) (4 * (in_c))
 
 The planner sizes the scratch buffer by evaluating that macro here (`kernel_size`), and the generated
 C checks the planned size against the same macro compiled by the C compiler (a `_Static_assert` per

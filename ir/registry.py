@@ -96,6 +96,10 @@ class CKernel:
     op_args: int | None = None  # how many op arguments the kernel takes (None: as many as the call has)
     scratch: KernelSize | None = None  # from the kernel header's macro (mcuforge.firmware.macros)
     template: str | None = None  # a template of its own instead of the generic call
+    # The kernel's loop order, for outputs overlapping their input (planner/targets/c.py): "pixels"
+    # when it computes output pixels one at a time in raster order, each pixel's channels written
+    # as they are computed (planner/overlap.py models it).
+    order: str = ""
 
 
 @dataclass(frozen=True)

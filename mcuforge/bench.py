@@ -29,7 +29,7 @@ def section_sizes(elf: Path) -> dict[str, int]:
 
 
 def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: str | None = None,
-          opt: str = "-O2", progress=lambda m: None, cycles: bool = False) -> dict[str, Any]:
+          opt: str = "-O2", progress=lambda m: None, cycles: bool = False, memory: str = "balanced") -> dict[str, Any]:
     """cycles: estimate cycles from QEMU's execution log (QEMU boards; ignored on real boards)."""
     from mcuforge.boards import load_board
     from mcuforge.codegen.emit import emit
@@ -39,7 +39,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
 
     board = load_board(board_name)
     t0 = time.monotonic()
-    compiled = compile_model(model, Options(targets=tuple(targets)))
+    compiled = compile_model(model, Options(targets=tuple(targets), memory=memory))
     compile_seconds = time.monotonic() - t0
     prog = compiled.program
     weights = sum(int(np.asarray(v).nbytes) for b in prog.bindings for v in b.kernel.constants.values())

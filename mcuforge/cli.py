@@ -15,6 +15,7 @@ import numpy as np
 
 from mcuforge import __version__
 from mcuforge.errors import InputError, McuforgeError
+from mcuforge.planner.arena import MEMORY_MODES
 
 
 def progress(msg: str) -> None:
@@ -140,7 +141,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     module, blob = read_model(args.model)
     given = [load_inputs(args.input, module.main.params)] if args.input else None  # before the slow part
-    compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(","))))
+    compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
     # a model with state (LSTM, SVDF) runs --sequences sequences of -n steps, the state carried
     steps = args.n if compiled.program.states and not given else 1
     if given:
@@ -188,7 +189,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
     t0 = time.monotonic()
     check_target(args.output, args.force, keep=[args.model])  # before the slow part
-    compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(","))))
+    compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
     if args.board:
         from mcuforge.boards import load_board
 
@@ -280,7 +281,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             module, blob = read_model(src)
             inputs = _run_inputs(args, module.main.params)
             progress(f"compiling {src.name}")
-            compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(","))))
+            compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
             check_fits(compiled, board)
             report = read_report(emit(compiled, Path(tmp) / "model", "model", src.name))
         fw = _build(report.dir, board, args.opt, Path(tmp) / "build", args.guard)
@@ -344,7 +345,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise McuforgeError(f"--picture {args.picture}: use a .svg or .png file name")
     check_port(load_board(args.board), args.port)
     r = bench(args.model, args.board, tuple(args.targets.split(",")), args.port, args.opt, progress,
-              cycles=args.cycles)
+              cycles=args.cycles, memory=args.memory)
     print(json.dumps(r, indent=2) if args.json else bench_text(r))
     if args.picture:
         bars(r).write(args.picture)
@@ -358,7 +359,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
     if args.picture and Path(args.picture).suffix.lower() not in (".svg", ".png"):
         raise McuforgeError(f"--picture {args.picture}: use a .svg or .png file name")
-    compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(","))))
+    compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
     info = plan_json(compiled)
     if args.board:
         from mcuforge.boards import load_board
@@ -373,6 +374,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+MEMORY_HELP = ("arena against instructions: min (every overlap of an output with its input the kernels allow), "
+               "balanced (default: those costing at most ~5%% more instructions; today all of them cost none), "
+               "fast (no overlap beyond element-wise in place)")
 OPT_HELP = f"arm-none-eabi-gcc optimization level: {', '.join(OPT_LEVELS)} (default -O2; the dash is optional)"
 BUILD_DIR_HELP = ("where to build (default: outside DIR, under $XDG_CACHE_HOME/mcuforge/build/ or "
                   "~/.cache/mcuforge/build/)")
@@ -402,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prefix", default="model", help="C name prefix, so several models link into one firmware")
     s.add_argument("--board", help="target board (checks the model fits its RAM and flash)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
+    s.add_argument("--memory", default="balanced", choices=MEMORY_MODES, help=MEMORY_HELP)
     s.add_argument("--package", choices=PACKAGES,
                    help="lay the output out as a Zephyr module, PlatformIO library, Arduino library or CMSIS-Pack")
     s.set_defaults(func=_cmd_compile)
@@ -429,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--save", metavar="FILE.npz", help="also save the outputs to FILE.npz")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
+    s.add_argument("--memory", default="balanced", choices=MEMORY_MODES, help=MEMORY_HELP)
     s.add_argument("--opt", default="-O2", help=OPT_HELP)
     s.add_argument("--guard", action="store_true",
                    help="guard build: canaries around the arena and at the stack limit, checked after every run")
@@ -447,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--board", required=True, help="board name (see mcuforge boards) or a board .toml")
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
+    s.add_argument("--memory", default="balanced", choices=MEMORY_MODES, help=MEMORY_HELP)
     s.add_argument("--opt", default="-O2", help=OPT_HELP)
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--picture", metavar="FILE", help="per-layer bar chart (%% of total, per MAC) to FILE.svg or FILE.png")
@@ -458,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model", help="a .tflite file")
     s.add_argument("--board", help="board the plan is for (memory limits are checked at compile time)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
+    s.add_argument("--memory", default="balanced", choices=MEMORY_MODES, help=MEMORY_HELP)
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--picture", metavar="FILE", help="draw the arena over time to FILE.svg or FILE.png")
     s.set_defaults(func=_cmd_plan)
@@ -470,6 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the firmware and runs it there (QEMU or --port)")
     s.add_argument("--port", help="serial device of a real board (e.g. /dev/ttyACM0)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
+    s.add_argument("--memory", default="balanced", choices=MEMORY_MODES, help=MEMORY_HELP)
     s.add_argument("-n", type=int, default=10,
                    help="number of seeded random inputs (default 10); for a model with state (LSTM, SVDF) the "
                         "steps of each sequence, the state carried from step to step")

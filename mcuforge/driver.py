@@ -5,7 +5,7 @@
     partition         composites lifted to functions tagged with a target   verify
     lower             each lifted function -> one KernelCall (target hook)  check_kernels
     schedule          A-normal form, order chosen for the smallest peak     check_program
-    plan_arena        static arena offsets for every tensor and scratch     check_arena
+    plan_program      static arena offsets for every tensor and scratch     check_arena
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from mcuforge.errors import ModelError
 from mcuforge.frontend import load_tflite
 from mcuforge.ir.expr import Module
 from mcuforge.ir.verifier import verify
-from mcuforge.planner.arena import ArenaPlan, plan_arena
+from mcuforge.planner.arena import ArenaPlan, plan_program
+from mcuforge.planner.report import layer_macs
 from mcuforge.planner.checks import check_arena, check_kernels, check_program
 from mcuforge.planner.kernel import KernelCall
 from mcuforge.planner.legalize import legalize
@@ -28,12 +29,17 @@ from mcuforge.planner.program import Program, schedule
 from mcuforge.planner.target import get_target
 
 DEFAULT_TARGETS = ("cmsis-nn", "c")
+# --memory balanced: overlaps that cost instructions (planner/arena.py plan_program) may add up to
+# 5% of the model's instructions, estimated as half an instruction per MAC (what the Helium kernels
+# take on the MLPerf Tiny models; the DSP and plain paths take more, so less in proportion).
+BALANCED_BUDGET = 0.05 * 0.5
 
 
 @dataclass(frozen=True)
 class Options:
     targets: tuple[str, ...] = DEFAULT_TARGETS
     memory_algorithms: tuple[str, ...] | None = None  # None: every algorithm, best plan wins
+    memory: str = "balanced"  # min | balanced | fast (planner/arena.py MEMORY_MODES)
 
 
 @dataclass
@@ -66,5 +72,7 @@ def compile_module(imported: Module, blob: bytes, options: Options = Options()) 
     module = verify(partition(module, [get_target(t) for t in options.targets]))
     kernels = check_kernels(module, lower(module))
     program = check_program(schedule(module, kernels))
-    arena = check_arena(program, plan_arena(program, options.memory_algorithms))
+    budget = int(BALANCED_BUDGET * sum(layer_macs(module.functions[b.fn].body) for b in program.bindings))
+    program, arena = plan_program(program, options.memory_algorithms, options.memory, budget)
+    arena = check_arena(program, arena)
     return Compiled(imported, module, kernels, program, arena, blob)

@@ -2,7 +2,10 @@
 
 Every activation tensor (inputs and outputs included) and every kernel scratch buffer is planned in
 the one arena. Views alias their source; an op whose kernel tolerates it writes over an input that
-dies at that op (InPlace).
+dies at that op (InPlace): exactly over it (element-wise kernels), or, in the `min` and `balanced`
+memory modes, overlapping it as far as the kernel's Overlap declaration allows (planner/overlap.py
+proves the plan). `fast` plans no overlap beyond the element-wise one. None of today's overlaps
+costs an instruction (the kernels are the same), so `balanced` uses all of them, as `min` does.
 
 States (LSTM/SVDF variable tensors) are not in the arena, whose bytes are reused within a run and
 are garbage between runs: they get a region of their own, live for the whole life of the program,
@@ -12,14 +15,18 @@ optimal). The generated C keeps it in a static array of `state_bytes` next to th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from mcuforge.errors import ModelError
 
-from .memory import Alias, Buffer, Constraint, InPlace, MemoryPlan, plan_memory
+from .memory import Alias, Buffer, Constraint, InPlace, MemoryPlan, lower_bound, plan_memory
+from .kernel import Overlap
+from .overlap import overlapping_steps
 from .program import Program
 
 ALIGNMENT = 4  # word alignment: every kernel's loads are word-sized at most
+MEMORY_MODES = ("min", "balanced", "fast")  # --memory: the trade-off between arena and instructions
 MAX_ARENA_BYTES = 1 << 31  # half of a 32-bit address space: no microcontroller has more RAM
 
 
@@ -29,6 +36,10 @@ class ArenaPlan:
     buffers: tuple[Buffer, ...]
     constraints: tuple[Constraint, ...]
     scratch_bytes: int  # largest scratch buffer
+    mode: str = "balanced"
+    live_bound: int = 0  # the classic live-tensor bound: no output sharing a byte with its input
+    overlaps: tuple[tuple[int, str, int], ...] = ()  # (step, input, shift) of every kernel overlapping an input
+    costs: tuple[tuple[int, str], ...] = ()  # (step, what it costs) of the overlaps that need kernel parameters
     states: dict[str, int] = field(default_factory=dict)  # state buffer -> offset in the state region
     state_bytes: int = 0  # bytes of the state region
 
@@ -40,7 +51,10 @@ class ArenaPlan:
         return self.plan.offsets[name]
 
 
-def buffer_records(program: Program) -> tuple[list[Buffer], list[Constraint]]:
+def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool] = lambda step, overlap: True
+                   ) -> tuple[list[Buffer], list[Constraint]]:
+    """The buffers and constraints of a program; `use_overlap(step, declaration)` says which
+    kernels' Overlap declarations become InPlace ranges."""
     first: dict[str, int] = {name: 0 for name in program.inputs}
     last: dict[str, int] = {}
     for step, b in enumerate(program.bindings):
@@ -61,6 +75,11 @@ def buffer_records(program: Program) -> tuple[list[Buffer], list[Constraint]]:
         elif (b.kernel.in_place and b.args and b.args[0] not in program.states
               and _dies_at(b.args[0], step, last, program)):
             constraints.append(InPlace(b.out, b.args[0]))
+        elif b.kernel.overlap is not None and use_overlap(step, b.kernel.overlap):
+            arg = b.args[b.kernel.overlap.input]
+            shift = b.kernel.overlap.max_shift
+            if arg not in program.states and b.args.count(arg) == 1 and _dies_at(arg, step, last, program):
+                constraints.append(InPlace(b.out, arg, lo=None, hi=shift - shift % ALIGNMENT))
         if b.kernel.scratch_bytes:
             buffers.append(Buffer(f"scratch{step}", b.kernel.scratch_bytes, ALIGNMENT, step, step))
     return buffers, constraints
@@ -92,12 +111,53 @@ def plan_states(program: Program) -> tuple[dict[str, int], int]:
     return offsets, end
 
 
-def plan_arena(program: Program, algorithms=None) -> ArenaPlan:
-    buffers, constraints = buffer_records(program)
+def plan_program(program: Program, algorithms=None, mode: str = "balanced", budget: int = 0
+                 ) -> tuple[Program, ArenaPlan]:
+    """Plan the arena in a memory mode; returns the program with the kernel parameters the used
+    overlaps need (Overlap.needs) set, and its plan.
+
+    fast: no Overlap declaration used. min: every declaration. balanced: every declaration that
+    needs no parameter (no instruction cost), and those that do only where the arena gets smaller
+    without them otherwise, each dropped again if the arena stays as small without it, and none
+    if together they cost more than `budget` instructions (their Overlap.cost_instructions)."""
+    if mode not in MEMORY_MODES:
+        raise ModelError(f"unknown memory mode '{mode}'; known: {', '.join(MEMORY_MODES)}")
+    costly = {s for s, b in enumerate(program.bindings) if b.kernel.overlap is not None and b.kernel.overlap.needs}
+
+    def attempt(chosen: set[int]) -> ArenaPlan:
+        def use(step: int, overlap: Overlap) -> bool:
+            return mode != "fast" and (not overlap.needs or step in chosen)
+
+        return _plan(program, algorithms, mode, use)
+
+    arena = attempt(set())
+    if mode != "fast" and costly:
+        full = attempt(costly)
+        if mode == "min" or full.arena_bytes < arena.arena_bytes:
+            arena, keep = full, costly & {s for s, _, _ in full.overlaps}
+            for step in sorted(keep) if mode == "balanced" else ():
+                trial = attempt(keep - {step})
+                if trial.arena_bytes <= arena.arena_bytes:
+                    arena, keep = trial, keep - {step}
+            if mode == "balanced" and sum(program.bindings[s].kernel.overlap.cost_instructions for s in keep) > budget:
+                arena = attempt(set())
+    used = costly & {s for s, _, _ in arena.overlaps}
+    bindings = tuple(replace(b, kernel=replace(b.kernel, params={**b.kernel.params, **dict(b.kernel.overlap.needs)}))
+                     if s in used else b for s, b in enumerate(program.bindings))
+    costs = tuple((s, program.bindings[s].kernel.overlap.cost) for s in sorted(used))
+    return replace(program, bindings=bindings), replace(arena, costs=costs)
+
+
+def _plan(program: Program, algorithms, mode: str, use_overlap: Callable[[int, Overlap], bool]) -> ArenaPlan:
+    buffers, constraints = buffer_records(program, use_overlap)
     plan = plan_memory(buffers, constraints, algorithms)
+    classic = [c for c in constraints if not isinstance(c, InPlace) or (c.lo, c.hi) == (0, 0)]
+    live_bound = lower_bound(buffers, classic)
     states, state_bytes = plan_states(program)
     if plan.arena_bytes + state_bytes > MAX_ARENA_BYTES:
         raise ModelError(f"the model needs an arena of {plan.arena_bytes:,} B and {state_bytes:,} B of state, more "
                          f"than a Cortex-M can address ({MAX_ARENA_BYTES:,} B at most)")
     scratch = max((b.size for b in buffers if b.name.startswith("scratch")), default=0)
-    return ArenaPlan(plan, tuple(buffers), tuple(constraints), scratch, states, state_bytes)
+    overlaps = tuple(overlapping_steps(program, plan.offsets))
+    return ArenaPlan(plan, tuple(buffers), tuple(constraints), scratch, mode, live_bound, overlaps,
+                     states=states, state_bytes=state_bytes)

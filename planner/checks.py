@@ -6,6 +6,8 @@ exit code 3) naming what is inconsistent.
     check_program   schedule  -> every binding reads buffers defined before it, outputs defined
     check_arena     plan      -> every buffer and scratch planned, aligned, inside the arena,
                                  and the plan passes the planner's independent overlap check;
+                                 every kernel whose output overlaps an input proven by simulating
+                                 its read/write order (planner/overlap.py);
                                  every state in its own region, aligned, none overlapping
 """
 
@@ -20,6 +22,7 @@ from mcuforge.errors import IRError
 from .arena import ALIGNMENT, ArenaPlan
 from .kernel import KernelCall
 from .memory import PlanError, check_plan
+from .overlap import check_overlaps
 from .program import Program
 
 
@@ -77,6 +80,7 @@ def check_arena(program: Program, arena: ArenaPlan) -> ArenaPlan:
         check_plan(arena.buffers, arena.constraints, arena.plan)
     except PlanError as e:
         raise IRError(f"the arena plan is invalid: {e}") from None
+    check_overlaps(program, offsets)
     _check_states(program, arena)
     return arena
 

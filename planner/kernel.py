@@ -36,6 +36,47 @@ class OpInfo:
         return ", ".join(str(s) for s in self.sources)
 
 
+@dataclass(frozen=True)
+class Overlap:
+    """How far the kernel's output may overlap its activation input `input`: with the output's base
+    at most `max_shift` bytes above that input's base (base(out) - base(in) <= max_shift, so a
+    negative value puts the output below the input), no write lands on an input byte the kernel
+    still has to read, on every build path (plain C, DSP, Helium). Derived from the kernel's loop
+    order next to the kernel call in the lowering; planner/overlap.py proves each plan that uses it
+    by simulating that order."""
+
+    input: int
+    max_shift: int
+    # Kernel parameters the overlap needs, when the kernel's fastest order does not allow it (they
+    # cost instructions: the planner sets them only on the layers whose overlap it uses).
+    needs: tuple[tuple[str, Any], ...] = ()
+    cost: str = ""  # what those parameters cost, for the report
+    cost_instructions: int = 0  # an estimate of the instructions they add (the planner's budget)
+
+
+def raster_overlap(p: Mapping[str, Any], block: int, buffered: bool) -> Overlap | None:
+    """The overlap a windowed kernel allows when it computes output pixels in raster order in blocks
+    of at most `block` pixels, starting anywhere: `buffered` when a block's input windows are all
+    read (copied to scratch) before its first write, otherwise its writes interleave with its reads.
+
+    A block's writes end at (its last pixel + 1) * out_c; the input bytes still to be read start at
+    the lowest first-read byte of the pixels not yet finished (buffered: after the block, else from
+    its first pixel). The first read byte of a window is its top-left tap clipped to the input (a
+    lower bound of what it reads). None when no overlap is possible."""
+    oh, ow, ic, oc = p["out_h"], p["out_w"], p["in_c"], p["out_c"]
+    oy, ox = np.divmod(np.arange(oh * ow), ow)
+    iy = np.clip(oy * p["stride_h"] - p["pad_top"], 0, p["in_h"] - 1)
+    ix = np.clip(ox * p["stride_w"] - p["pad_left"], 0, p["in_w"] - 1)
+    first = (iy * p["in_w"] + ix) * ic
+    later = np.minimum.accumulate(first[::-1])[::-1]  # lowest first read of pixel n or after
+    n = np.arange(oh * ow)
+    if buffered:  # block [n - b, n) done: the reads left start at pixel n (none left at the end)
+        shift = (later[1:] - n[1:] * oc).min(initial=oh * ow * oc)
+    else:  # block [n, n + b): its writes reach min(n + b, pixels) pixels
+        shift = (later - np.minimum(n + block, oh * ow) * oc).min()
+    return Overlap(0, int(shift)) if shift > -oh * ow * oc else None
+
+
 @dataclass(frozen=True, eq=False)
 class KernelCall:
     function: str  # the C function called, e.g. "mcu_cmsis_conv2d_s8" ("" for a view)
@@ -53,6 +94,8 @@ class KernelCall:
     # The kernel tolerates its output placed exactly over input 0 (reads each element before
     # writing it): the planner may share the bytes when input 0 dies at this call.
     in_place: bool = False
+    # The kernel tolerates its output overlapping an input below a distance (see Overlap).
+    overlap: Overlap | None = None
     # For each argument of the original op: which kernel input it is (None: a constant).
     arg_map: tuple[int | None, ...] = ()
     # For the generic call template (codegen/templates/call.c.j2): the parameter struct `params`

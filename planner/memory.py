@@ -13,6 +13,10 @@ indices in the A-normal-form schedule, plus optional constraints:
   byte of out beyond inp's (out.size > inp.size) must still be free of every other live buffer.
   (Safe because inp's group is only read up to that step and out's only written from it, and the
   op at that step reads inp element by element before writing the same element of out.)
+  `InPlace(out, inp, lo, hi)` widens "exactly" to a range: the groups may share bytes when
+  offset(out) - offset(inp) lies in [lo, hi] (lo None: no lower limit), for a kernel whose write
+  head stays behind its read head at those distances (planner/kernel.py's Overlap; the kernel's
+  order at the planned distance is proven by planner/overlap.py).
 
 Semantics checked by `check_plan`: every offset is >= 0 and a multiple of its buffer's alignment (the
 arena base itself must be aligned to the largest alignment), every alias holds exactly, and two
@@ -28,7 +32,7 @@ not depend on the order of the input records.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import gcd
 
@@ -64,10 +68,16 @@ class Alias:
 
 @dataclass(frozen=True)
 class InPlace:
-    """`out` may be placed at exactly `inp`'s offset: inp's storage dies where out is born."""
+    """`out` may share bytes with `inp` when offset(out) - offset(inp) is in [lo, hi] (lo None: no
+    lower limit; the default: exactly inp's offset): inp's storage dies where out is born."""
 
     out: str
     inp: str
+    lo: int | None = 0
+    hi: int = 0
+
+    def allows(self, d: int) -> bool:
+        return (self.lo is None or d >= self.lo) and d <= self.hi
 
 
 Constraint = Alias | InPlace
@@ -155,8 +165,8 @@ def build_problem(buffers: Sequence[Buffer], constraints: Iterable[Constraint] =
     index = {name: i for i, blk in enumerate(blocks) for name, _ in blk.members}
     conflicts = tuple(tuple(j for j, other in enumerate(blocks) if j != i and _meet(blk, other))
                       for i, blk in enumerate(blocks))
-    shares: list[dict[int, set[int]]] = [{} for _ in blocks]
-    pairs = []
+    shares: list[dict[int, set[tuple[float, float]]]] = [{} for _ in blocks]
+    pairs: dict[tuple[int, int], float] = {}
     for c in inplaces:
         for name in (c.out, c.inp):
             if name not in by_name:
@@ -167,12 +177,14 @@ def build_problem(buffers: Sequence[Buffer], constraints: Iterable[Constraint] =
         if blocks[p].last != blocks[q].first:
             raise PlanError(f"{c!r}: the storage of '{c.inp}' is live to step {blocks[p].last} but "
                             f"'{c.out}' is born at step {blocks[q].first}; in-place needs them equal")
-        d = dict(blocks[p].members)[c.inp] - dict(blocks[q].members)[c.out]  # base(q) - base(p)
-        shares[q].setdefault(p, set()).add(d)
-        shares[p].setdefault(q, set()).add(-d)
-        pairs.append((p, q))
+        # offset(out) - offset(inp) = base(q) - base(p) + rel(out) - rel(inp)
+        d = dict(blocks[p].members)[c.inp] - dict(blocks[q].members)[c.out]
+        lo = float("-inf") if c.lo is None else c.lo + d
+        shares[q].setdefault(p, set()).add((lo, c.hi + d))  # base(q) - base(p) in [lo, hi]
+        shares[p].setdefault(q, set()).add((-(c.hi + d), -lo))
+        pairs[p, q] = max(pairs.get((p, q), float("-inf")), c.hi + d)
     frozen = tuple({c: frozenset(ds) for c, ds in sorted(s.items())} for s in shares)
-    bound = _bound(blocks, [_footprint(blk, by_name) for blk in blocks], set(pairs))
+    bound = _bound(blocks, [_footprint(blk, by_name) for blk in blocks], pairs)
     return Problem(blocks, conflicts, frozen, bound)
 
 
@@ -256,15 +268,18 @@ def _footprint(blk: Block, by_name: dict[str, Buffer]) -> int:
     return total
 
 
-def _bound(blocks: Sequence[Block], footprint: list[int], pairs: set[tuple[int, int]]) -> int:
+def _bound(blocks: Sequence[Block], footprint: list[int], pairs: Mapping[tuple[int, int], float]) -> int:
     # The live sum only rises where a block starts; just after a start, in-place pairs no longer
-    # share, so those points are candidates too.
+    # share, so those points are candidates too. A pair (inp p, out q) shares at most the smaller
+    # footprint, and, when out must start hi > 0 bytes below inp (base(q) - base(p) <= hi < 0), at
+    # most extent(q) + hi bytes.
     starts = {blk.first for blk in blocks}
     steps = sorted(starts | {s + 1 for s in starts})
     best = 0
     for t in steps:
         live = [fp for blk, fp in zip(blocks, footprint) if blk.first <= t <= blk.last]
-        shared = sum(min(footprint[p], footprint[q]) for p, q in pairs if blocks[q].first == t)
+        shared = sum(int(min(footprint[p], footprint[q], max(0, blocks[q].extent + min(hi, 0))))
+                     for (p, q), hi in pairs.items() if blocks[q].first == t)
         best = max(best, sum(live) - shared, max(live, default=0))
     return best
 
@@ -302,7 +317,7 @@ def check_plan(buffers: Sequence[Buffer], constraints: Iterable[Constraint], pla
     for c in constraints:
         if isinstance(c, InPlace) and c.out in by_name and c.inp in by_name:
             out, inp = root[c.out], root[c.inp]
-            if live[inp][1] == live[out][0] and offsets[c.out] == offsets[c.inp]:
+            if live[inp][1] == live[out][0] and c.allows(offsets[c.out] - offsets[c.inp]):
                 shared.add(frozenset((out, inp)))
     ordered = sorted(buffers, key=lambda b: b.name)
     for i, p in enumerate(ordered):

@@ -51,12 +51,13 @@ class Problem:
     """Blocks sorted by name, with their conflict lists and in-place permissions.
 
     conflicts[b]: indices of the blocks whose lifetimes intersect block b's (sorted).
-    shares[b][c]: base(b) - base(c) displacements at which b may overlap c (from InPlace constraints).
+    shares[b][c]: closed ranges (lo, hi) of base(b) - base(c) within which b may overlap c (from InPlace
+    constraints; lo may be -inf).
     bound: a lower bound on the arena of any valid plan (see `memory.lower_bound`)."""
 
     blocks: tuple[Block, ...]
     conflicts: tuple[tuple[int, ...], ...]
-    shares: tuple[Mapping[int, frozenset[int]], ...]
+    shares: tuple[Mapping[int, frozenset[tuple[float, float]]], ...]
     bound: int = 0
     _extent: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _modulus: tuple[int, ...] = field(init=False, repr=False, compare=False)
@@ -76,28 +77,35 @@ class Problem:
         """The lowest legal base for block b given `offsets` (-1 = not placed yet).
 
         The lowest feasible base is either the lowest base that overlaps no placed conflicting block
-        (found by a gap scan over them sorted by offset, as TFLM's greedy planner does), or a position
-        an InPlace constraint allows on top of a placed partner; both kinds are tried."""
-        extent = self._extent
-        size, modulus, phase = extent[b], self._modulus[b], self._phase[b]
-        x = phase
-        if size:
-            busy = sorted([(offsets[c], offsets[c] + extent[c]) for c in self.conflicts[b]
-                           if offsets[c] >= 0 and extent[c]])
-            for lo, hi in busy:
-                if hi <= x:
-                    continue
-                if lo >= x + size:
-                    break
-                x = hi + (phase - hi) % modulus
-        for c, displacements in self.shares[b].items():
+        (found by a gap scan over them sorted by offset, as TFLM's greedy planner does), or, for each
+        placed InPlace partner, the lowest base within the range it allows that overlaps no other
+        placed conflicting block (the same scan without the partner); both kinds are tried."""
+        x = self._scan(b, offsets, self._phase[b], -1)
+        for c, ranges in self.shares[b].items():
             o = offsets[c]
             if o < 0:
                 continue
-            for d in sorted(displacements):
-                y = o + d
-                if 0 <= y < x and (y - phase) % modulus == 0 and self.fits(b, y, offsets):
+            for lo, hi in sorted(ranges):
+                start = max(0, int(o + lo) if lo != float("-inf") else 0)
+                y = self._scan(b, offsets, self.blocks[b].align_up(start), c)
+                if y < x and y <= o + hi and self.fits(b, y, offsets):
                     x = y
+        return x
+
+    def _scan(self, b: int, offsets: Sequence[int], x: int, skip: int) -> int:
+        """The lowest base >= x (x aligned) overlapping no placed conflicting block but `skip`."""
+        extent = self._extent
+        size, modulus, phase = extent[b], self._modulus[b], self._phase[b]
+        if not size:
+            return x
+        busy = sorted([(offsets[c], offsets[c] + extent[c]) for c in self.conflicts[b]
+                       if offsets[c] >= 0 and extent[c] and c != skip])
+        for lo, hi in busy:
+            if hi <= x:
+                continue
+            if lo >= x + size:
+                break
+            x = hi + (phase - hi) % modulus
         return x
 
     def fits(self, b: int, base: int, offsets: Sequence[int]) -> bool:
@@ -109,7 +117,7 @@ class Problem:
             end = o + self.blocks[c].extent
             if o < 0 or end == o or size == 0:
                 continue
-            if base < end and o < base + size and (base - o) not in allowed.get(c, ()):
+            if base < end and o < base + size and not any(lo <= base - o <= hi for lo, hi in allowed.get(c, ())):
                 return False
         return True
 

@@ -15,6 +15,7 @@ KINDS = {  # kind -> (colour, legend text)
     "output": ("#e15759", "model output"),
     "tensor": ("#4e79a7", "intermediate tensor"),
     "scratch": ("#c8c8c8", "kernel scratch"),
+    "overlap": ("#ff9da7", "output over its input"),
 }
 TENSOR_COLORS = ["#4e79a7", "#76b7b2", "#9ecae9", "#edc948", "#b07aa1", "#9c755f", "#f1ce63", "#d4a6c8"]
 LABEL = 9  # font size of buffer and axis labels
@@ -69,6 +70,11 @@ def scene(info: dict[str, Any], width: int = 960) -> Scene:
         sc.rect(x0, y0, w, h, color, title=f"{label} ({b['tensor']}): {b['size']:,} B at offset {b['offset']:,}, "
                                             f"steps {b['first_use']}..{b['last_use']}")
         boxes[b["name"]] = (x0, y0, w, h)
+    for o in info.get("memory", {}).get("overlaps", ()):  # the bytes an output shares with its input
+        x0, y0 = left + o["step"] * xs, y(o["offset"] + o["shared_bytes"])
+        sc.rect(x0, y0, xs, max(y(o["offset"]) - y0, 0.5), KINDS["overlap"][0],
+                title=f"step {o['step']}: {o['output']} over {o['input']} ({o['shift']:+} B), "
+                      f"{o['shared_bytes']:,} B shared")
     taken = list(boxes.values())
     for name, (x0, y0, w, h) in boxes.items():
         kind, label = kinds[name]

@@ -55,7 +55,9 @@ def plan_json(compiled) -> dict[str, Any]:
         "algorithms": dict(arena.plan.arenas),
         "order": {"method": prog.order.method, "peak_bytes": prog.order.peak,
                   "file_order_peak_bytes": prog.file_order_peak},
-        "in_place": [{"out": c.out, "input": c.inp} for c in arena.constraints if isinstance(c, InPlace)],
+        "in_place": [{"out": c.out, "input": c.inp} for c in arena.constraints
+                     if isinstance(c, InPlace) and (c.lo, c.hi) == (0, 0)],
+        "memory": _memory(prog, arena),
         "state_bytes": arena.state_bytes,
         "states": [{"name": n, "tensor": prog.buffers[n].label, "shape": list(prog.buffers[n].type.shape),
                     "dtype": prog.buffers[n].type.dtype, "offset": off, "size": prog.buffers[n].type.nbytes,
@@ -65,11 +67,41 @@ def plan_json(compiled) -> dict[str, Any]:
     }
 
 
+def _memory(prog, arena) -> dict[str, Any]:
+    """The memory mode, the classic live-tensor bound (no output sharing a byte with its input) and
+    the layers whose output overlaps an input (element-wise in place excluded)."""
+    overlaps = []
+    for step, arg, shift in arena.overlaps:
+        b = prog.bindings[step]
+        if b.kernel.in_place and shift == 0:
+            continue
+        out_lo, in_lo = arena.offset(b.out), arena.offset(arg)
+        shared = min(out_lo + b.kernel.output.nbytes, in_lo + prog.buffers[arg].type.nbytes) - max(out_lo, in_lo)
+        overlaps.append({"step": step, "output": b.out, "input": arg, "kernel": b.kernel.function,
+                         "tflite": b.kernel.info.tflite, "shift": shift, "shared_bytes": shared,
+                         "offset": max(out_lo, in_lo)})
+    return {"mode": arena.mode, "live_tensor_bound_bytes": arena.live_bound,
+            "below_bound_bytes": arena.live_bound - arena.arena_bytes,
+            "instruction_cost": "; ".join(f"step {s}: {what}" for s, what in arena.costs)
+                                or "none: the same kernels run, only their output offsets move",
+            "overlaps": overlaps}
+
+
 def _quant(q) -> dict[str, Any]:
     """A tensor's per-tensor quantization for the report (None, None when it has none or per channel)."""
     if q is None or q.per_channel:
         return {"scale": None, "zero_point": None}
     return {"scale": q.s, "zero_point": q.zp}
+
+
+def _memory_text(m: dict[str, Any]) -> str:
+    lines = [f"memory:       {m['mode']}; live-tensor bound {m['live_tensor_bound_bytes']:,} B (no output over its "
+             f"input), arena {m['below_bound_bytes']:,} B below it; {len(m['overlaps'])} layer(s) write their "
+             f"output over their input; instruction cost {m['instruction_cost']}"]
+    for o in m["overlaps"]:
+        lines.append(f"  step {o['step']:>3} {o['output']:<6} over {o['input']:<6} {o['shift']:+7} B "
+                     f"({o['shared_bytes']:,} B shared)  {o['kernel']} [{o['tflite']}]")
+    return "\n".join(lines)
 
 
 def plan_text(info: dict[str, Any]) -> str:
@@ -95,6 +127,7 @@ def plan_text(info: dict[str, Any]) -> str:
         f"gap:          {info['gap_bytes']:,} B",
         f"scratch:      {info['scratch_bytes']:,} B (largest kernel scratch buffer)",
         f"in place:     {len(info['in_place'])} op(s) write over an input that dies there",
+        _memory_text(info["memory"]),
         f"state:        {info['state_bytes']:,} B in {len(info['states'])} state(s) kept between runs, outside "
         "the arena",
     ]

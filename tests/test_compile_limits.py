@@ -71,8 +71,9 @@ def test_mobilenet_v2_arena_is_the_checked_plan_and_host_c_is_bit_exact(mobilene
     a = compiled.arena
     check_plan(a.buffers, a.constraints, a.plan)  # raises on any overlap of live buffers
     assert max(a.offset(b.name) + b.size for b in a.buffers) == a.arena_bytes
-    # a lower bound: block 2's stride-2 depthwise reads 112x112x96 while writing 56x56x96
-    assert a.arena_bytes >= 112 * 112 * 96 + 56 * 56 * 96
+    # block 2's stride-2 depthwise reads 112x112x96 while writing 56x56x96: the classic live-tensor
+    # bound counts both; its output may overlap its input (planner/overlap.py), not fit inside it
+    assert a.live_bound >= 112 * 112 * 96 + 56 * 56 * 96 > a.arena_bytes >= 112 * 112 * 96
     inputs = random_inputs(compiled.imported, np.random.default_rng(224))
     (res,) = verify_host(compiled, [inputs], work_dir=tmp_path, isolate=False)
     assert res.ok, "\n".join(str(m) for m in res.mismatches)

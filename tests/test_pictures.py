@@ -77,7 +77,9 @@ def test_plan_svg_has_legend_labels_op_names_and_round_ticks(kws_plan):
     ticks = [int(t.replace(",", "")) for t in texts if re.fullmatch(r"\d{1,3}(,\d{3})+|\d+", t)][:4]
     assert ticks == [0, 5000, 10000, 15000]
     titles = re.findall(r"<title>([^<]+)</title>", svg)
-    assert len(titles) == sum(1 for b in kws_plan["buffers"] if b["size"]) and "input 0 (input_1)" in svg
+    shared = kws_plan["memory"]["overlaps"]  # an output over its input: its shared bytes, marked
+    assert len(titles) == sum(1 for b in kws_plan["buffers"] if b["size"]) + len(shared) and "input 0 (input_1)" in svg
+    assert sum(1 for t in titles if " over " in t) == len(shared)
 
 
 def test_plan_png_is_the_same_picture_with_text(kws_plan):

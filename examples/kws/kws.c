@@ -19,7 +19,7 @@ static uint8_t *kws_arena = NULL;
 static void (*kws_profiler)(int layer) = NULL;
 
 /* Each kernel's scratch buffer covers what its header declares it needs. */
-_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40) <= 240, "layer 0: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40, 1) <= 240, "layer 0: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 1: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 2: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 3: scratch smaller than the kernel needs");
@@ -29,7 +29,7 @@ _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 6: scrat
 _Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 7: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 8: scratch smaller than the kernel needs");
 
-static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 8000 };
+static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 7492 };
 static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 12 };
 
 void kws_set_arena(uint8_t *arena) { kws_arena = arena; }
@@ -74,7 +74,7 @@ int kws_run_io(const int8_t *input0, int8_t *output0)
     if (kws_arena == NULL) {
         return KWS_ERR_NO_ARENA;
     }
-    memcpy(kws_arena + 8000, input0, 490u);
+    memcpy(kws_arena + 7492, input0, 490u);
     const int status = kws_run();
     memcpy(output0, kws_arena + 12, 12u);
     return status;
@@ -101,8 +101,8 @@ int kws_run(void)
             .input_offset = -83, .output_offset = -128,
             .act_min = -128, .act_max = 127,
         };
-        mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 8000), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
-                       kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8492), (int8_t *)(arena + 0));
+        mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 7492), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
+                       kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));
     }
     /* layer 1: #1 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_1/Relu;functional_1/batch_normalization_1/FusedBatchNormV3;functional_1/depthwise_conv2d/depthwise;functional_1/depthwise_conv2d/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
     if (kws_profiler) kws_profiler(1);
@@ -114,7 +114,7 @@ int kws_run(void)
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
             .depth_multiplier = 1,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .band_rows = 0,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l1_weights, kws_l1_bias, kws_l1_multiplier,
                        kws_l1_shift, kws_l1_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
@@ -143,7 +143,7 @@ int kws_run(void)
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
             .depth_multiplier = 1,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .band_rows = 0,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l3_weights, kws_l3_bias, kws_l3_multiplier,
                        kws_l3_shift, kws_l3_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
@@ -172,7 +172,7 @@ int kws_run(void)
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
             .depth_multiplier = 1,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .band_rows = 0,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l5_weights, kws_l5_bias, kws_l5_multiplier,
                        kws_l5_shift, kws_l5_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
@@ -201,7 +201,7 @@ int kws_run(void)
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
             .depth_multiplier = 1,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .band_rows = 0,
         };
         mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l7_weights, kws_l7_bias, kws_l7_multiplier,
                        kws_l7_shift, kws_l7_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));

@@ -102,7 +102,7 @@ def lower_c(call) -> CKernel:
               "output_offset": out.quant.zp if s8 else 0, "act_min": lo, "act_max": hi}
     function, source = _s16.lower_names("mcu_conv_2d", call)
     return CKernel(function, source, "mcu_conv_2d_params", params,
-                   {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3)
+                   {"multiplier": mult.astype(np.int32), "shift": shift.astype(np.int32)}, op_args=3, order="pixels")
 
 
 def macs(v: OpView) -> int:

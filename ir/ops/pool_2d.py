@@ -127,7 +127,7 @@ def lower_c(call) -> CKernel:
     if call.type.dtype == "int16":
         return CKernel(f"mcu_{call.op}_s16", "mcu_pool_2d_s16", "mcu_pool_2d_params", params)
     name = f"mcu_{call.op}_s8"
-    return CKernel(name, name, "mcu_pool_2d_params", params)
+    return CKernel(name, name, "mcu_pool_2d_params", params, order="pixels")
 
 
 register(OpDef(

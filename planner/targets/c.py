@@ -18,7 +18,8 @@ from mcuforge.ir.evaluate import evaluate
 from mcuforge.ir.expr import Call, Constant, Function, Module
 from mcuforge.ir.registry import find_op, get_op
 
-from ..kernel import KernelCall, OpInfo
+from ..kernel import KernelCall, OpInfo, Overlap, raster_overlap
+from ..overlap import portable_geometry
 from ..patterns import PatternEntry, any_op
 from ..target import Target, register_target
 
@@ -75,8 +76,16 @@ def lower(fn: Function) -> KernelCall:
     constants.update(k.constants)
     return KernelCall(k.function, k.source, k.template or GENERIC_TEMPLATE, params=dict(k.params),
                       constants=constants, scratch_bytes=k.scratch.bytes if k.scratch else 0,
-                      in_place=opdef.portable.in_place, struct=k.struct, op_args=k.op_args,
+                      in_place=opdef.portable.in_place, overlap=_overlap(k, call), struct=k.struct, op_args=k.op_args,
                       scratch_check=k.scratch.expr if k.scratch else "", **common)
+
+
+def _overlap(k, call) -> Overlap | None:
+    """The overlap a portable kernel's loop order allows ("pixels": one output pixel at a time in
+    raster order, its channels written as they are computed): int8, one batch."""
+    if k.order != "pixels" or call.type.dtype != "int8" or k.params.get("batches", 1) != 1:
+        return None
+    return raster_overlap(portable_geometry(k.params), block=1, buffered=False)
 
 
 TARGET = register_target(Target(

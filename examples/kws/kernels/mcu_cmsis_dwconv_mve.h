@@ -8,7 +8,10 @@
  * the requantization takes the channel's multiplier and shift as scalars; a scatter store writes
  * the four bytes. The input offset is folded per column into the bias: a column at the left or
  * right edge drops the taps outside the input (their weight set to zero, their address moved
- * inside). Rows whose window crosses the top or bottom edge go through mcu_cmsis_dw_pixel. Used for
+ * inside). The rows whose windows lie inside vertically go in one band or, with p->band_rows, in
+ * bands of four, then band_rows rows, top to bottom; the rows above and below them pixel by pixel
+ * (mcu_cmsis_dw_pixel), in their place in that order (with bands an output may overlap its input:
+ * planner/overlap.py). Used for
  * 3x3 filters on maps with at least eight such rows; smaller maps keep the kernels' pixel-by-pixel
  * path (four channels per vector), which has no per-column set-up.
  */
@@ -187,10 +190,17 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     (void)out_c;
     return 0;
 #else
-    mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy0, oy1 - oy0, output);
+    /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
+       order): the rows above pixel by pixel, the column rows in bands (with band_rows, four rows,
+       then band_rows at a time; else all in one), the rows below pixel by pixel. */
+    const int32_t band_rows = p->band_rows > 0 ? p->band_rows : oy1 - oy0;
     for (int32_t oy = 0; oy < out_h; oy++) {
         if (oy == oy0) {
-            oy = oy1;
+            for (int32_t band = p->band_rows > 0 ? 4 : band_rows; oy < oy1; band = band_rows) {
+                const int32_t rows = oy1 - oy < band ? oy1 - oy : band;
+                mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy, rows, output);
+                oy += rows;
+            }
             if (oy >= out_h) {
                 break;
             }

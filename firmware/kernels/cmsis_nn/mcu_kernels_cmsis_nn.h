@@ -39,11 +39,14 @@ typedef struct {
 } mcu_cmsis_conv_params;
 
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
-    reads input channel c / depth_multiplier. */
+    reads input channel c / depth_multiplier. band_rows: on Helium's column path, the rows of each
+    band after a first band of four (0: all the rows in one band, the fastest; bands let the output
+    overlap the input, planner/overlap.py). */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier;
     int32_t input_offset, output_offset, act_min, act_max;
+    int32_t band_rows;
 } mcu_cmsis_dw_conv_params;
 
 /** Parameters of mcu_cmsis_fully_connected_s8: `rows` input vectors of `depth` values, `units`
@@ -83,13 +86,14 @@ typedef struct {
 } mcu_cmsis_softmax_params;
 
 /** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: two im2col columns widened to
-    int16 (4K) and, on the DSP path, the two int8 columns it copies first, in whole words. The MVE
-    path uses the int8 columns only. The code generator sizes the scratch buffer with this macro
-    (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
-#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (4 * (k) + ((2 * (k) + 3) / 4) * 4)
+    int16 (4K) and, on the DSP path when in_c is not a multiple of four, the two int8 columns it
+    copies first, in whole words (with in_c % 4 == 0 it widens the taps straight into the pair
+    layout). The MVE path uses the int8 columns only. The code generator sizes the scratch buffer
+    with this macro (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
+#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k, in_c) (4 * (k) + (((in_c) % 4 + 3) / 4) * ((2 * (k) + 3) / 4) * 4)
 
 /** Convolution through im2col: any filter, stride, dilation and padding. Weights [out_c][k_h *
-    k_w * in_c] (OHWI rows); scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w * in_c) bytes,
+    k_w * in_c] (OHWI rows); scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w * in_c, in_c) bytes,
     word aligned. */
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,

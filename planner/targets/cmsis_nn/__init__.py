@@ -62,7 +62,7 @@ def lower(fn: Function) -> KernelCall:
     scratch = low.scratch.bytes if low.scratch else 0
     template = portable.GENERIC_TEMPLATE if low.struct else f"{composite}.c.j2"
     return KernelCall(low.function, low.source or low.function, template, tuple(p.type for p in fn.params),
-                      call.type, low.params, low.constants, scratch, info, low.model, in_place=low.in_place,
+                      call.type, low.params, low.constants, scratch, info, low.model, in_place=low.in_place, overlap=low.overlap,
                       arg_map=portable.arg_map(fn), scratch_check=low.scratch.expr if low.scratch else "",
                       struct=low.struct, op_args=low.op_args)
 

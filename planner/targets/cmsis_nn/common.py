@@ -14,7 +14,7 @@ from mcuforge.ir.expr import Call, Constant, Expr
 from mcuforge.ir.ops import _common as c
 from mcuforge.ir.ops.conv_2d import windows
 
-from ...kernel import KernelCall
+from ...kernel import KernelCall, Overlap, raster_overlap  # noqa: F401 (raster_overlap: for the lowerings)
 from ...patterns import Pattern
 
 # The window geometry a cmsis-nn kernel reads (batch 1: the patterns only take batch-1 layers).
@@ -36,6 +36,7 @@ class Lowered:
     model: Callable[[list[np.ndarray], KernelCall], np.ndarray]
     scratch: KernelSize | None = None  # from the kernel header (scratch_size)
     in_place: bool = False
+    overlap: Overlap | None = None  # how far the output may overlap input 0 (the kernel's loop order)
     source: str = ""  # the kernel's file stem, when it is not the function's name
     struct: str = ""  # the parameter struct of a generic call
     op_args: int | None = None

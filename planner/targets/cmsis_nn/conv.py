@@ -45,10 +45,16 @@ def lower(call: Call) -> Lowered:
     consts["weights"] = w2d.astype(np.int8)
     with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
     if uses_1x1(call):  # the DSP path widens two input pixels in scratch
+        # Overlap: pixels in raster order, two at a time; the plain and Helium paths read the two
+        # input pixels again for every output channel they write (the DSP path widens them first).
         return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model,
-                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic))
+                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic),
+                       overlap=common.raster_overlap(params, block=2, buffered=False))
+    # Overlap: on every path one or two output pixels' windows are copied to scratch (im2col)
+    # before their outputs are written, in raster order.
     return Lowered("mcu_cmsis_conv2d_s8", params, consts, model,
-                   common.scratch_size("MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", kh * kw * ic))
+                   common.scratch_size("MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", kh * kw * ic, ic),
+                   overlap=common.raster_overlap(params, block=2, buffered=True))
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:

@@ -31,11 +31,17 @@ def _params(call: Call) -> dict[str, Any]:
 
 
 def lower_avg(call: Call) -> Lowered:
-    return Lowered("mcu_cmsis_avg_pool2d_s8", _params(call), {}, model_avg)
+    # Overlap: one output pixel at a time in raster order, its channels written as they are summed.
+    params = _params(call)
+    return Lowered("mcu_cmsis_avg_pool2d_s8", params, {}, model_avg,
+                   overlap=common.raster_overlap(params, block=1, buffered=False))
 
 
 def lower_max(call: Call) -> Lowered:
-    return Lowered("mcu_cmsis_max_pool2d_s8", _params(call), {}, model_max)
+    # Overlap: as the average pool, one output pixel at a time in raster order.
+    params = _params(call)
+    return Lowered("mcu_cmsis_max_pool2d_s8", params, {}, model_max,
+                   overlap=common.raster_overlap(params, block=1, buffered=False))
 
 
 def model_avg(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
