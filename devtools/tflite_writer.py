@@ -60,6 +60,7 @@ OPTIONS = {
     "SPACE_TO_DEPTH": "SpaceToDepthOptions", "MIRROR_PAD": "MirrorPadOptions",
     "RESIZE_BILINEAR": "ResizeBilinearOptions",
     "SVDF": "SVDFOptions", "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+    "REDUCE_ALL": "ReducerOptions", "L2_POOL_2D": "Pool2DOptions",
 }
 
 
