@@ -24,6 +24,7 @@ from mcuforge.ir.types import TensorType
 from mcuforge.errors import ModelError
 
 OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
+CONTROL_FLOW = ("IF", "WHILE")  # their subgraphs are refused
 
 
 @dataclass(frozen=True)
@@ -219,9 +220,11 @@ def check_subgraphs(graph, resources: Resources | None) -> None:
     used = resources.used_subgraphs if resources is not None else set()
     extra = [k for k in range(1, len(graph.subgraphs) + 1) if k not in used]
     if extra:
+        flow = [f"#{op.index} {op.name}" for op in graph.operators if op.name in CONTROL_FLOW]
+        what = f"{', '.join(flow)}: control flow is not supported; " if flow else ""
         raise ModelError(
-            f"{graph.source}: the model has {len(graph.subgraphs) + 1} subgraphs; only single-subgraph models are "
-            "supported, besides CALL_ONCE initialization subgraphs (control flow such as WHILE/IF is not)")
+            f"{graph.source}: {what}the model has {len(graph.subgraphs) + 1} subgraphs; only single-subgraph models "
+            "are supported, besides CALL_ONCE initialization subgraphs (control flow such as WHILE/IF is not)")
 
 
 def has_call_once(graph) -> bool:
