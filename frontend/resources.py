@@ -24,7 +24,7 @@ from mcuforge.ir.types import TensorType
 from mcuforge.errors import ModelError
 
 OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
-CONTROL_FLOW = ("IF", "WHILE")  # their subgraphs are refused
+CONTROL_FLOW = ("WHILE",)  # its subgraphs are refused
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Resources:
         sub = self.graph.subgraphs[k - 1]
         self._first_types(sub.operators, sub)
         try:
-            imp = make_importer(sub)
+            imp = make_importer(sub, within=OpSource(op.index, f"CALL_ONCE subgraph {k}"))
         except ModelError as e:
             self.init_problems[op.index] = f"initialization subgraph {k}: {e}"
             return
@@ -215,16 +215,17 @@ def after(output, writes: list[Call]):
     return Call("after", (output, *writes), output.type, {}, output.name, output.tensor, output.sources)
 
 
-def check_subgraphs(graph, resources: Resources | None) -> None:
-    """Every subgraph besides the main one must be a CALL_ONCE's initialization subgraph."""
-    used = resources.used_subgraphs if resources is not None else set()
+def check_subgraphs(graph, resources: Resources | None, branches: set[int]) -> None:
+    """Every subgraph besides the main one must be a CALL_ONCE's initialization subgraph or an IF's
+    branch (`branches`)."""
+    used = (resources.used_subgraphs if resources is not None else set()) | branches
     extra = [k for k in range(1, len(graph.subgraphs) + 1) if k not in used]
     if extra:
         flow = [f"#{op.index} {op.name}" for op in graph.operators if op.name in CONTROL_FLOW]
         what = f"{', '.join(flow)}: control flow is not supported; " if flow else ""
         raise ModelError(
             f"{graph.source}: {what}the model has {len(graph.subgraphs) + 1} subgraphs; only single-subgraph models "
-            "are supported, besides CALL_ONCE initialization subgraphs (control flow such as WHILE/IF is not)")
+            "are supported, besides CALL_ONCE initialization subgraphs and IF branches (WHILE is not)")
 
 
 def has_call_once(graph) -> bool:
