@@ -4,8 +4,8 @@ sequence from startup: a fresh TFLM interpreter, mcuforge's reset), the numpy re
 generated C (portable and cmsis-nn targets) on the host. int8 and float32 variables, an initial
 value from CALL_ONCE's subgraph (constant, or folded from constants) or none (TFLM's zero point
 fill), a ring buffer, a write that does not depend on the read, a read after a write in one run,
-a variable only read; and the rules. (The TensorFlow-made fixtures resource_variable_* are checked by
-tests/test_host_e2e.py.)"""
+a variable only read; and the rules. The TensorFlow-made fixtures resource_variable_* (and if_tf_cond)
+are checked on the host by tests/test_host_e2e.py, and here on QEMU (slow)."""
 
 from __future__ import annotations
 
@@ -250,3 +250,27 @@ def test_unsupported_error_lists_resource_problems(tmp_path):
     path.write_bytes(w.finish([x], [y]))
     with pytest.raises(UnsupportedError, match="#1 READ_VARIABLE: resource variable 'never' is never assigned"):
         load_tflite(path)
+
+
+QEMU = [("resource_variable_streaming_conv", "mps2-an386"), ("resource_variable_leaky_accumulator", "mps3-an547"),
+        ("if_tf_cond", "mps2-an386")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, board", QEMU, ids=[f"{m}-{b}" for m, b in QEMU])
+def test_fixtures_on_qemu(model, board):
+    """The TensorFlow-made fixtures on QEMU (Cortex-M4, Cortex-M55): two sequences of three steps,
+    the firmware's reset between them, against a fresh TFLM interpreter per sequence."""
+    import shutil
+
+    from conftest import MODELS
+    from mcuforge.verify import random_inputs, verify_board
+
+    if not all(shutil.which(t) for t in ("arm-none-eabi-gcc", "qemu-system-arm", "cmake")):
+        pytest.skip("needs arm-none-eabi-gcc, qemu-system-arm and cmake")
+    compiled = compile_model(MODELS / f"{model}.tflite")
+    rng = np.random.default_rng(7)
+    sets = [random_inputs(compiled.imported, rng) for _ in range(6)]
+    results = verify_board(compiled, sets, board, isolate=False, steps=3 if compiled.program.states else 1)
+    bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
+    assert not bad, "\n".join(bad)
