@@ -104,9 +104,9 @@ class Resources:
         handles: dict[int, str] = {}
         for sop in sub.operators:
             where = f"initialization subgraph {k}, operator #{sop.index} {sop.name}"
-            if sop.name == "VAR_HANDLE":
+            if sop.name == "VAR_HANDLE" and sop.outputs:
                 handles[sop.outputs[0]] = handle_name(sop)
-            elif sop.name == "ASSIGN_VARIABLE":
+            elif sop.name == "ASSIGN_VARIABLE" and len(sop.inputs) == 2:
                 value = imp.expr_for(sop.inputs[1], sop.index, sop.name)
                 if not isinstance(value, Constant):
                     self.init_problems[op.index] = f"{where}: the value is not computed from constants only"
