@@ -224,7 +224,10 @@ class _Importer:
     def operator(self, op: TflOperator) -> None:
         """Import one operator: a call (or folded constant) per output, or a problem."""
         try:
-            if op.name in resources.OPS and self.resources is not None:
+            if op.name in resources.OPS:
+                if self.resources is None:
+                    raise OperatorProblem(op.index, op.name, "resource variables are supported in the main subgraph "
+                                                             "only (not in an IF branch)")
                 self.resources.operator(self, op)
                 return
             if op.name in control_flow.OPS:

@@ -8,6 +8,7 @@ from mcuforge.ir.registry import OpDef, OpKind, register
 
 
 def resolved_by_importer(ctx):
+    """Never called: the importer handles IF itself (frontend/control_flow.py)."""
     raise ctx.fail("IF is resolved by the importer (frontend/control_flow.py)")
 
 

@@ -32,6 +32,7 @@ DONE = TensorType((1,), "bool")  # the type of assign_variable's placeholder res
 
 
 def resolved_by_importer(ctx):
+    """Never called: the importer handles these operators itself (frontend/resources.py)."""
     raise ctx.fail("resource variable operators are resolved by the importer (frontend/resources.py)")
 
 

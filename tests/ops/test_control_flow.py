@@ -127,3 +127,20 @@ def test_while_is_refused(tmp_path):
     path.write_bytes(w.finish([x], [y]))
     with pytest.raises(ModelError, match="#0 WHILE: control flow is not supported; the model has 2 subgraphs"):
         load_tflite(path)
+
+
+def test_resource_variables_in_a_branch_are_refused():
+    w = ModelWriter()
+    b = ModelWriter()
+    bx, by = b.tensor((2, 5), "int8", **Q), b.tensor((2, 5), "int8", **Q)
+    h = b.tensor((), "resource")
+    b.op("VAR_HANDLE", [], [h], SharedName="v")
+    b.op("ASSIGN_VARIABLE", [h, bx], [])
+    b.op("ABS", [bx], [by])
+    k = w.add_subgraph(b, [bx], [by])
+    cond = w.tensor((1,), "bool", name="cond")
+    x, y = w.tensor((2, 5), "int8", name="x", **Q), w.tensor((2, 5), "int8", name="y", **Q)
+    w.op("IF", [cond, x], [y], options_cls="IfOptions", ThenSubgraphIndex=k, ElseSubgraphIndex=k)
+    (found,) = problems(w.finish([cond, x], [y]))
+    assert found == (0, "IF", "subgraph 1, operator #0 VAR_HANDLE: resource variables are supported in the main "
+                              "subgraph only (not in an IF branch)")
