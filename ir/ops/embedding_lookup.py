@@ -88,7 +88,8 @@ register(OpDef(
     tflm="embedding_lookup.cc, EvalSimple / EvalHybrid",
     kind=OpKind.INJECTIVE,
     doc="Rows of a float32 or int8 table picked by run-time int32 indices, copied as stored (an int8 table "
-        "may also be dequantized to a float32 output).",
+        "may also be dequantized to a float32 output). An index out of range stops TFLM with an error; the "
+        "portable kernel writes a row of zeros.",
     infer=infer,
     reference=reference,
     checks=(int32_vector_lookup, supported_types, hybrid_zero_point),
