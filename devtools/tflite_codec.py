@@ -90,7 +90,8 @@ def _encode_options(w: _Builder, opts: dict[str, Any]) -> int:
     cls = opts["cls"]
     mod = _module(cls)
     vecs = {f: w.numbers(f"option {f}", v, np.asarray(v).dtype) for f, v in opts["fields"].items()
-            if isinstance(v, np.ndarray)}  # vectors first: they cannot nest in a table
+            if isinstance(v, np.ndarray)}  # vectors (and strings) first: they cannot nest in a table
+    vecs.update({f: w.string(v) for f, v in opts["fields"].items() if isinstance(v, (str, bytes))})
     getattr(mod, f"{cls}Start")(w.b)
     for f, v in opts["fields"].items():
         add = getattr(mod, f"{cls}Add{f}", None)
@@ -250,8 +251,9 @@ def _opt_vec(obj: Any, name: str) -> np.ndarray | None:
 
 
 def _decode_options(op: Any) -> dict[str, Any] | None:
-    """The operator's builtin options as {"cls": class name, "fields": {field: value}}: scalars
-    and numeric vectors (every option our ops read); strings and sub-tables are dropped."""
+    """The operator's builtin options as {"cls": class name, "fields": {field: value}}: scalars,
+    numeric vectors and strings (VAR_HANDLE's shared name: every option our ops read); sub-tables
+    are dropped."""
     kind = int(op.BuiltinOptionsType())
     cls = OPTION_CLASSES.get(kind)
     table = op.BuiltinOptions()
@@ -274,7 +276,7 @@ def _decode_options(op: Any) -> dict[str, Any] | None:
                 v = getattr(obj, f)()
             except TypeError:
                 continue
-            if isinstance(v, (bool, int, float)):
+            if isinstance(v, (bool, int, float, bytes)):
                 fields[f] = v
     return {"cls": cls, "fields": fields}
 

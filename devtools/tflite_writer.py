@@ -19,8 +19,11 @@ Operator options are given by the field names of the schema's options table (`St
 `Conv2DOptionsAddStrideW`). The table is the operator's (`OPTIONS`), written even when no field is
 given; `options_cls` names another one, and `options_cls=""` writes none (as a model whose operator
 lacks its options). Values are ints, bools, floats, enum names (padding and activation names as
-strings), or sequences, which become int32 vectors (e.g. `NewShape` of RESHAPE). The input -1
-marks an absent optional input. Operator codes are numbered in order of first use.
+strings), sequences, which become int32 vectors (e.g. `NewShape` of RESHAPE), or other strings
+(`SharedName` of VAR_HANDLE). The input -1 marks an absent optional input. Operator codes are
+numbered in order of first use. More subgraphs (CALL_ONCE's initialization subgraph, IF's
+branches) are ModelWriters of their own added with `add_subgraph`; they share the model's buffers
+and operator codes.
 
 `document` gives the model as plain data (`devtools.tflite_codec`'s document: edit it to make what
 the writer refuses to, e.g. a second subgraph); `finish` is `tflite_codec.encode(document(...))`.
@@ -37,7 +40,7 @@ import tflite
 
 from devtools.tflite_codec import encode
 
-TENSOR_TYPES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
+TENSOR_TYPES = {"float32": 0, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9, "resource": 13}
 PADDING = {"SAME": 0, "VALID": 1}
 ACTIVATION = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3, "TANH": 4}
 
@@ -60,6 +63,8 @@ OPTIONS = {
     "SPACE_TO_DEPTH": "SpaceToDepthOptions", "MIRROR_PAD": "MirrorPadOptions",
     "RESIZE_BILINEAR": "ResizeBilinearOptions",
     "SVDF": "SVDFOptions", "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+    "REDUCE_ALL": "ReducerOptions", "L2_POOL_2D": "Pool2DOptions",
+    "VAR_HANDLE": "VarHandleOptions", "CALL_ONCE": "CallOnceOptions",
 }
 
 
@@ -92,6 +97,14 @@ class ModelWriter:
         self.tensors: list[WTensor] = []
         self.operators: list[WOperator] = []
         self.description = description
+        self.subgraphs: list[tuple[ModelWriter, tuple[int, ...], tuple[int, ...], str]] = []
+
+    def add_subgraph(self, sub: ModelWriter, inputs: Sequence[int] = (), outputs: Sequence[int] = (),
+                     name: str = "") -> int:
+        """Add `sub` (its tensors and operators) as the model's next subgraph; return its index (the
+        main one is 0), e.g. for CALL_ONCE's InitSubgraphIndex."""
+        self.subgraphs.append((sub, tuple(inputs), tuple(outputs), name or f"subgraph{len(self.subgraphs) + 1}"))
+        return len(self.subgraphs)
 
     def tensor(self, shape: Sequence[int], dtype: str = "int8", scale: float | Sequence[float] | None = None,
                zero_point: int | Sequence[int] | None = None, axis: int = 0, data: Any = None,
@@ -141,10 +154,26 @@ class ModelWriter:
     # ---- serialization ---------------------------------------------------------------------------
 
     def document(self, inputs: Sequence[int], outputs: Sequence[int]) -> dict[str, Any]:
-        """The model as a `devtools.tflite_codec` document, with the given graph inputs and outputs:
-        buffer 0 is the empty sentinel, each constant has a buffer of its own, operator codes are
-        numbered in order of first use."""
+        """The model as a `devtools.tflite_codec` document, with the given graph inputs and outputs
+        (and the subgraphs added with `add_subgraph` after the main one): buffer 0 is the empty
+        sentinel, each constant has a buffer of its own, operator codes are numbered in order of
+        first use."""
         buffers = [{"data": None, "offset": 0, "size": 0}]
+        codes: list[str] = []
+        graphs = [(self, tuple(inputs), tuple(outputs), "main"), *self.subgraphs]
+        subgraphs = [g._subgraph_document(ins, outs, name, buffers, codes) for g, ins, outs, name in graphs]
+        operator_codes = []
+        for op in codes:
+            code = int(getattr(tflite.BuiltinOperator, op))
+            operator_codes.append({"builtin_code": code, "deprecated_builtin_code": min(code, 127),
+                                   "custom_code": None, "version": 1})
+        return {"version": 3, "description": self.description, "operator_codes": operator_codes,
+                "subgraphs": subgraphs, "buffers": buffers}
+
+    def _subgraph_document(self, inputs: Sequence[int], outputs: Sequence[int], name: str, buffers: list,
+                           codes: list[str]) -> dict[str, Any]:
+        """This writer's tensors and operators as one subgraph of a document (its constants appended
+        to `buffers`, its operators' codes to `codes`)."""
         tensors = []
         for t in self.tensors:
             buffer = 0
@@ -156,19 +185,14 @@ class ModelWriter:
             tensors.append({"name": t.name, "shape": list(t.shape), "shape_signature": t.signature,
                             "type": TENSOR_TYPES[t.dtype], "buffer": buffer, "quant": quant,
                             "is_variable": t.variable})
-        codes = list(dict.fromkeys(o.op for o in self.operators))
+        for o in self.operators:
+            if o.op not in codes:
+                codes.append(o.op)
         operators = [{"opcode_index": codes.index(o.op), "inputs": list(o.inputs), "outputs": list(o.outputs),
                       "options_type": getattr(tflite.BuiltinOptions, o.options_cls) if o.options_cls else 0,
                       "options": _options(o)} for o in self.operators]
-        subgraph = {"name": "main", "tensors": tensors, "operators": operators,
-                    "inputs": [int(i) for i in inputs], "outputs": [int(o) for o in outputs]}
-        operator_codes = []
-        for op in codes:
-            code = int(getattr(tflite.BuiltinOperator, op))
-            operator_codes.append({"builtin_code": code, "deprecated_builtin_code": min(code, 127),
-                                   "custom_code": None, "version": 1})
-        return {"version": 3, "description": self.description, "operator_codes": operator_codes,
-                "subgraphs": [subgraph], "buffers": buffers}
+        return {"name": name, "tensors": tensors, "operators": operators,
+                "inputs": [int(i) for i in inputs], "outputs": [int(o) for o in outputs]}
 
     def finish(self, inputs: Sequence[int], outputs: Sequence[int]) -> bytes:
         """The model as .tflite bytes, with the given graph inputs and outputs."""

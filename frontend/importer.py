@@ -19,6 +19,10 @@ as its inferred shape must be the file's anyway (TFLM requires the same of RESHA
 converter writes placeholders such as [1, 1] for [-1, -1] that the inputs then contradict). A
 tensor whose shape itself holds a -1 cannot be allocated, by TFLM either.
 
+Resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, with CALL_ONCE's initialization
+subgraph) are imported by frontend/resources.py, IF (both branches in line, a SELECT_V2 per output)
+by frontend/control_flow.py; every other subgraph (WHILE's) is refused.
+
 Variable tensors (TFLite's `is_variable`: an LSTM's hidden and cell state, an SVDF's memory) become
 `State` nodes, neither constants nor model inputs, starting as TFLM's ResetVariableTensors leaves
 them (every element the zero point for int8, 0 otherwise). Each must be read by exactly one
@@ -41,6 +45,7 @@ from mcuforge.ir.types import DTYPES, QuantParams, TensorType
 
 from mcuforge.errors import ModelError, UnsupportedError
 
+from . import control_flow, resources
 from .reader import TflGraph, TflOperator, TflTensor, read_tflite
 
 
@@ -149,7 +154,8 @@ def import_graph(graph: TflGraph) -> ImportResult:
             f"{graph.source}: a float32 model (no quantized activations); mcuforge compiles int8-quantized "
             "models: convert it with full-integer quantization (TFLiteConverter with a representative dataset)"
         )
-    imp = _Importer(graph)
+    imp = _Importer(graph, main=True)
+    resources.check_subgraphs(graph, imp.resources, control_flow.used_subgraphs(graph))
     for op in graph.operators:
         imp.operator(op)
     folded = {t: e for t, e in imp.env.items() if isinstance(e, Constant) and graph.tensors[t].data is None}
@@ -160,6 +166,7 @@ def import_graph(graph: TflGraph) -> ImportResult:
         if isinstance(e, Constant):
             raise ModelError(f"model output tensor {idx} '{graph.tensors[idx].name}' is computed from constants "
                              "only; there is nothing to run on the device")
+    outs[0] = resources.after(outs[0], imp.resources.writes())
     body = outs[0] if len(outs) == 1 else Tuple(tuple(outs))
     meta = {"source": graph.source, "description": graph.description}
     return ImportResult(Module({"main": Function(tuple(imp.params), body)}, meta), folded=folded)
@@ -168,8 +175,9 @@ def import_graph(graph: TflGraph) -> ImportResult:
 class _Importer:
     """The tensors imported so far (`env`: TFLite tensor index -> expression) and the problems."""
 
-    def __init__(self, graph: TflGraph):
+    def __init__(self, graph: TflGraph, main: bool = False, within: OpSource | None = None):
         self.graph = graph
+        self.within = within  # the operator whose subgraph this is (an IF's branch), None for the main one
         self.env: dict[int, Any] = {}
         self.params: list[Var] = []
         self.problems: list[tuple[int, str, str]] = []
@@ -185,6 +193,15 @@ class _Importer:
             var = Var(t.name, tensor_type(t), idx)
             self.env[idx] = var
             self.params.append(var)
+        # the main subgraph's resource variables (an initialization subgraph is imported on its own)
+        self.resources = resources.Resources(graph, _Importer,
+                                             lambda op, why: OperatorProblem(op.index, op.name, why)) if main else None
+
+    def source(self, op: TflOperator) -> OpSource:
+        """Where a call comes from: the operator, inside the IF whose branch this subgraph is."""
+        if self.within is None:
+            return OpSource(op.index, op.name)
+        return OpSource(self.within.index, f"{self.within.name}: #{op.index} {op.name}")
 
     def expr_for(self, tidx: int, op_index: int, op_name: str) -> Any:
         if tidx < 0:
@@ -207,6 +224,15 @@ class _Importer:
     def operator(self, op: TflOperator) -> None:
         """Import one operator: a call (or folded constant) per output, or a problem."""
         try:
+            if op.name in resources.OPS:
+                if self.resources is None:
+                    raise OperatorProblem(op.index, op.name, "resource variables are supported in the main subgraph "
+                                                             "only (not in an IF branch)")
+                self.resources.operator(self, op)
+                return
+            if op.name in control_flow.OPS:
+                control_flow.import_if(self, op, _Importer, lambda o, why: OperatorProblem(o.index, o.name, why))
+                return
             opdef = op_for_tflite(op.name)
             if opdef is None:
                 raise OperatorProblem(op.index, op.name, "operator not supported")
@@ -235,8 +261,8 @@ class _Importer:
             misuse = _state_misuse(opdef, args, self.state_readers, op.index)
             if misuse:
                 raise OperatorProblem(op.index, op.name, misuse)
-            call = Call(opdef.name, tuple(args), out_type, attrs, name=out_t.name, tensor=out_t.index,
-                        sources=(OpSource(op.index, op.name),))
+            call = Call(opdef.name, tuple(args), out_type, attrs, name=out_t.name,
+                        tensor=out_t.index if self.within is None else None, sources=(self.source(op),))
             folded = _fold(opdef, call)
             if folded is not None:
                 return folded

@@ -91,6 +91,9 @@ class TflGraph:
     description: str = ""
     source: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # The model's other subgraphs (subgraph k + 1 at index k): CALL_ONCE's initialization subgraph,
+    # IF/WHILE bodies. The importer decides which it supports.
+    subgraphs: list[TflGraph] = field(default_factory=list)
 
 
 def read_tflite(path: str | Path) -> TflGraph:
@@ -126,23 +129,7 @@ def _read(blob: bytes, source: str) -> TflGraph:
     n_sub = model.SubgraphsLength()
     if n_sub == 0:
         raise ModelError(f"{source}: the model has no subgraph")
-    if n_sub > 1:
-        raise ModelError(
-            f"{source}: the model has {n_sub} subgraphs; only single-subgraph models are supported "
-            "(control flow such as WHILE/IF is not)"
-        )
-    sg = model.Subgraphs(0)
     buffers = [model.Buffers(i) for i in range(model.BuffersLength())]
-    tensors = [_read_tensor(blob, sg.Tensors(i), i, buffers, source) for i in range(sg.TensorsLength())]
-    n_t = len(tensors)
-
-    def tensor_list(values: Any, what: str, allow_absent: bool) -> list[int]:
-        out = [int(v) for v in values]
-        for t in out:
-            if not (0 <= t < n_t or (allow_absent and t == -1)):
-                raise ModelError(f"{source}: {what} refers to tensor {t}, but the model has {n_t} tensors")
-        return out
-
     codes = []
     for i in range(model.OperatorCodesLength()):
         oc = model.OperatorCodes(i)
@@ -152,6 +139,25 @@ def _read(blob: bytes, source: str) -> TflGraph:
             custom = oc.CustomCode()
             name = f"CUSTOM:{_text(custom, 64) or '?'}"
         codes.append((name, int(oc.Version())))
+    graphs = [_read_subgraph(blob, model.Subgraphs(k), buffers, codes, source if k == 0 else f"{source} subgraph {k}")
+              for k in range(n_sub)]
+    main = graphs[0]
+    main.description = _text(model.Description(), 1000)
+    main.source = source
+    main.subgraphs = graphs[1:]
+    return main
+
+
+def _read_subgraph(blob: bytes, sg: Any, buffers: list[Any], codes: list[tuple[str, int]], source: str) -> TflGraph:
+    tensors = [_read_tensor(blob, sg.Tensors(i), i, buffers, source) for i in range(sg.TensorsLength())]
+    n_t = len(tensors)
+
+    def tensor_list(values: Any, what: str, allow_absent: bool) -> list[int]:
+        out = [int(v) for v in values]
+        for t in out:
+            if not (0 <= t < n_t or (allow_absent and t == -1)):
+                raise ModelError(f"{source}: {what} refers to tensor {t}, but the model has {n_t} tensors")
+        return out
 
     ops = []
     for i in range(sg.OperatorsLength()):
@@ -166,8 +172,7 @@ def _read(blob: bytes, source: str) -> TflGraph:
 
     inputs = tensor_list(sg.InputsAsNumpy() if not sg.InputsIsNone() else [], "subgraph input", False)
     outputs = tensor_list(sg.OutputsAsNumpy() if not sg.OutputsIsNone() else [], "subgraph output", False)
-    desc = model.Description()
-    return TflGraph(tensors, ops, inputs, outputs, _text(desc, 1000), source)
+    return TflGraph(tensors, ops, inputs, outputs, "", source)
 
 
 def builtin_code_field(oc: Any) -> int:

@@ -12,7 +12,9 @@ constant nor a model input. Exactly one call reads it, at one of the argument po
 declares in `OpDef.state_args`, and that call also writes the new value over it, in place, as a
 side effect: the call's value is still its one output. No other node sees the state within a run,
 so the order of evaluation is unaffected and the A-normal form needs no extra binding; the next run
-reads what this one wrote. The numpy evaluator passes the state's array to the op's reference,
+reads what this one wrote. A resource variable (READ_VARIABLE / ASSIGN_VARIABLE) is the exception:
+its state is taken by a read and by a write whose ops share states (`OpDef.shares_state`), the
+write ordered after the read by data dependence (ir/ops/resource_variable.py). The numpy evaluator passes the state's array to the op's reference,
 which updates it in place, exactly as the C kernel writes the state's bytes.
 """
 

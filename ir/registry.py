@@ -133,6 +133,9 @@ class OpDef:
     # Argument positions that are states (TFLite variable tensors, ir.expr.State): the op reads them
     # and its reference (and kernel) writes their new value in place (LSTM, SVDF).
     state_args: tuple[int, ...] = ()
+    # Its states may be taken by several calls of such ops (a resource variable's read and its
+    # write): the importer orders them by data dependence (every read before the write).
+    shares_state: bool = False
 
     def check(self, view: OpView) -> list[str]:
         """Every support problem of this call as user-facing sentences (empty when supported)."""

@@ -1,6 +1,7 @@
 """The IR verifier: run after every stage. Checks every op is known, every variable is bound,
 call types agree with type inference and with callee signatures, and every state is read (and
-updated in place) by exactly one call, at a position its op declares a state (ir.expr.State)."""
+updated in place) by exactly one call (or by the calls of ops that share states: a resource
+variable's read and write), at a position its op declares a state (ir.expr.State)."""
 
 from __future__ import annotations
 
@@ -37,18 +38,21 @@ def _verify_function(module: Module, fname: str, fn: Function) -> None:
             _verify_state(fname, node)
         elif not isinstance(node, Tuple):
             raise IRError(f"@{fname}: unknown node {type(node).__name__}")
-    _verify_state_uses(fname, fn)
+    _verify_state_uses(fname, fn, module)
 
 
 def _verify_state(fname: str, state: State) -> None:
-    info = np.iinfo(state.type.np_dtype) if state.type.np_dtype.kind in "iu" else None
-    if info is None or not info.min <= state.fill <= info.max:
+    kind = state.type.np_dtype.kind
+    info = np.iinfo(state.type.np_dtype) if kind in "iu" else None
+    ok = info.min <= state.fill <= info.max if info is not None else kind == "f" and state.fill == 0
+    if not ok:
         raise IRError(f"@{fname}: state {state.name} of type {state.type} cannot start at {state.fill}")
 
 
-def _verify_state_uses(fname: str, fn: Function) -> None:
-    """A state has exactly one reader, a call (its in-place update), at a state position of a registry
-    op (a call of a lifted function takes it as a plain argument); it is never a function output."""
+def _verify_state_uses(fname: str, fn: Function, module: Module) -> None:
+    """A state is read by calls only, at state positions of registry ops (a call of a lifted function
+    takes it as a plain argument), and it is never a function output. Exactly one call takes it, or
+    several that all share states (OpDef.shares_state: a resource variable's read and write)."""
     uses: dict[int, list[tuple[Call | Tuple, int]]] = {}
     for node in post_order(fn.body):
         for i, a in enumerate(inputs_of(node)):
@@ -56,12 +60,22 @@ def _verify_state_uses(fname: str, fn: Function) -> None:
                 uses.setdefault(id(a), []).append((node, i))
     for state in fn.states():
         where = uses.get(id(state), [])
-        if len(where) != 1 or not isinstance(where[0][0], Call) or state in fn.outputs:
+        shared = len(where) > 1 and all(isinstance(n, Call) and _shares_state(module, n) for n, _ in where)
+        if not where or (len(where) != 1 and not shared) or not isinstance(where[0][0], Call) or state in fn.outputs:
             raise IRError(f"@{fname}: state {state.name} must be read by exactly one call and not be an output")
-        call, i = where[0]
-        opdef = find_op(call.op) if call.callee is None else None
-        if opdef is not None and i not in opdef.state_args:
-            raise IRError(f"@{fname}: state {state.name} is argument {i} of {call.op}, which is not a state")
+        for call, i in where:
+            opdef = find_op(call.op) if call.callee is None else None
+            if opdef is not None and i not in opdef.state_args:
+                raise IRError(f"@{fname}: state {state.name} is argument {i} of {call.op}, which is not a state")
+
+
+def _shares_state(module: Module, call: Call) -> bool:
+    """The call's op shares its states (a lifted function's: a call in its body does)."""
+    if call.callee is None:
+        opdef = find_op(call.op)
+        return opdef is not None and opdef.shares_state
+    callee = module.functions.get(call.callee)
+    return callee is not None and any(_shares_state(module, c) for c in callee.calls())
 
 
 def _verify_call(module: Module, fname: str, call: Call) -> None:

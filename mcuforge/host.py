@@ -90,11 +90,17 @@ def _content_key(src: Path, flags: Sequence[str]) -> str:
 
 
 def _compile_all(commands: list[list[str]]) -> None:
+    """Run the compile commands (each ending in `-o OBJ`) in parallel. Each writes a temporary file
+    renamed to OBJ when complete, so an interrupted build never leaves a truncated object in the
+    kernel cache for a later build to link."""
     def run(cmd: list[str]) -> str | None:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        obj = Path(cmd[-1])
+        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
+        proc = subprocess.run([*cmd[:-1], str(tmp)], capture_output=True, text=True)
         if proc.returncode != 0:
-            Path(cmd[-1]).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
             return f"{cmd[-3]}:\n{_first_lines(proc.stderr)}"
+        os.replace(tmp, obj)
         return None
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

@@ -5,7 +5,10 @@ process by default; a crash there becomes one clear error instead of killing the
 
 Stateful models (variable tensors: LSTM, SVDF) run in sequences of `steps` input sets: the
 interpreter is reset (ResetVariableTensors) before the first set of each sequence only, so the state
-one invoke leaves is what the next one reads. `steps=1`, the default, resets before every set.
+one invoke leaves is what the next one reads. `steps=1`, the default, resets before every set. A
+model with CALL_ONCE (resource variables with initial values) gets a fresh interpreter per sequence
+instead: TFLM's Reset() refills resource variables with their zero point and never runs CALL_ONCE
+again, while a sequence (and mcuforge's reset) starts as at startup.
 Usage of the child: python -m mcuforge.oracle IN.npz OUT.npz (see `_child`).
 """
 
@@ -42,15 +45,23 @@ def run_tflm_inprocess(blob: bytes, batches: Sequence[Sequence[np.ndarray]], ten
     start of a sequence); return (outputs, {tensor index: value}) for each."""
     from tflite_micro import runtime
 
-    cfg = runtime.InterpreterConfig.kPreserveAllTensors if tensors else runtime.InterpreterConfig.kAllocationRecording
-    interp = runtime.Interpreter.from_bytes(bytes(blob), arena_size=arena_size or arena_size_for(blob),
-                                            intrepreter_config=cfg)
     from mcuforge.frontend.reader import read_tflite_bytes
 
-    n_outputs = len(read_tflite_bytes(bytes(blob)).outputs)
+    cfg = runtime.InterpreterConfig.kPreserveAllTensors if tensors else runtime.InterpreterConfig.kAllocationRecording
+
+    def fresh():
+        return runtime.Interpreter.from_bytes(bytes(blob), arena_size=arena_size or arena_size_for(blob),
+                                              intrepreter_config=cfg)
+
+    interp = fresh()
+    graph = read_tflite_bytes(bytes(blob))
+    call_once = any(op.name == "CALL_ONCE" for op in graph.operators)
+    n_outputs = len(graph.outputs)
     results = []
     for k, inputs in enumerate(batches):
-        if k % steps == 0:
+        if k % steps == 0 and call_once and k:
+            interp = fresh()
+        elif k % steps == 0:
             interp.reset()
         for i, x in enumerate(inputs):
             interp.set_input(np.require(x, requirements="C"), i)

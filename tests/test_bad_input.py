@@ -61,7 +61,7 @@ def test_empty_file_directory_and_missing(tmp_path, cli):
 def test_unsupported_ops_are_all_named_and_table_still_printed(cli):
     proc = cli("inspect", BAD / "unsupported_ops.tflite")
     assert_clean_error(proc, "2 unsupported operators", "#1 EXP: Input and output must be float32 (TFLM's EXP kernel "
-                       "has no int8 variant) (got int8)", "#4 SQUARE: operator not supported")
+                       "has no int8 variant) (got int8)", "#4 SIGN: operator not supported")
     table = proc.stdout
     assert table.count("UNSUPPORTED") == 2 and "CONV_2D" in table and "DEQUANTIZE" in table, table
 

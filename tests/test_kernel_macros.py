@@ -47,7 +47,7 @@ def test_python_evaluation_equals_the_c_compiler(tmp_path):
 def test_the_evaluator_refuses_what_it_cannot_compute():
     with pytest.raises(LookupError, match="no macro MCU_NOPE"):
         kernel_size("cmsis_nn", "MCU_NOPE", 1)
-    with pytest.raises(TypeError, match="takes 1 arguments, got 2"):
-        kernel_size("cmsis_nn", "MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", 1, 2)
+    with pytest.raises(TypeError, match="takes 2 arguments, got 3"):
+        kernel_size("cmsis_nn", "MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", 1, 2, 3)
     with pytest.raises(ValueError, match="non-negative"):
-        kernel_size("cmsis_nn", "MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", -7)
+        kernel_size("cmsis_nn", "MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", -7, 4)

@@ -54,12 +54,12 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     tf.random.set_seed(0)
 
-    # Unsupported ops: EXP and SQUARED_DIFFERENCE-like ops and an ARG_MAX, between supported ones.
+    # Unsupported ops: an int8 EXP (TFLM has float32 only) and SIGN (no TFLM kernel), between supported ones.
     inp = tf.keras.Input((8, 8, 4), batch_size=1)
     x = tf.keras.layers.Conv2D(4, 3, padding="same")(inp)
     x = tf.keras.layers.Lambda(tf.math.exp)(x)
     x = tf.keras.layers.Conv2D(4, 1)(x)
-    x = tf.keras.layers.Lambda(tf.math.square)(x)
+    x = tf.keras.layers.Lambda(tf.math.sign)(x)
     model = tf.keras.Model(inp, x)
     (out / "unsupported_ops.tflite").write_bytes(convert(model, (1, 8, 8, 4), "int8"))
 

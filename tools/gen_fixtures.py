@@ -91,6 +91,7 @@ class Fixture:
     group: str = ""  # "" for this file's table; <g> for tools/fixtures_<g>.py (MANIFEST.<g>.json)
     dynamic_batch: bool = False  # inputs' batch dimension unknown (None) as in Keras exports
     int16x8: bool = False  # 16x8: EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8, int16 I/O
+    resource_variables: bool = False  # the function keeps state in tf.Variables (VAR_HANDLE, CALL_ONCE, ...)
 
 
 FIXTURES: list[Fixture] = []
@@ -1018,7 +1019,11 @@ def convert(fx: Fixture) -> bytes:
            for i, s in enumerate(fx.inputs)]
     tfn = tf.function(fn, input_signature=sig, autograph=False)
     cf = tfn.get_concrete_function()
-    conv_ = tf.lite.TFLiteConverter.from_concrete_functions([cf], tfn)
+    owner = tfn
+    if fx.resource_variables:  # a module that tracks the captured variables, so that they stay variables
+        owner = tf.Module()
+        owner.fn, owner.state = tfn, list(cf.variables)
+    conv_ = tf.lite.TFLiteConverter.from_concrete_functions([cf], owner)
     conv_.optimizations = [tf.lite.Optimize.DEFAULT]
     calib = list(calib_samples(fx, np.random.default_rng(seed_of(fx.name) ^ 0x5EED)))
     conv_.representative_dataset = lambda: iter(calib)
@@ -1029,6 +1034,7 @@ def convert(fx: Fixture) -> bytes:
     io_type = tf.float32 if fx.float_io else (tf.int16 if fx.int16x8 else tf.int8)
     conv_.inference_input_type = io_type
     conv_.inference_output_type = io_type
+    conv_.experimental_enable_resource_variables = fx.resource_variables
     # per-tensor FULLY_CONNECTED weights are what TFLM-targeting models normally use; only the
     # per-channel fixtures opt in.
     conv_._experimental_disable_per_channel_quantization_for_dense_layers = not fx.per_channel_dense

@@ -317,6 +317,8 @@ def m_options(rng, doc):
                 v = np.concatenate([v, np.asarray([1, 2, 3], dtype=v.dtype)])
         elif isinstance(v, bool):
             v = not v
+        elif isinstance(v, bytes):
+            v = pick(rng, [b"", b"another", v + b"_"])
         elif isinstance(v, float):
             v = pick(rng, [0.0, -1.0, float("nan"), float("inf"), 1e30, -1e-30])
         else:

@@ -1,8 +1,9 @@
-"""Element-wise unary math: ABS, NEG, SQRT, RSQRT, EXP, LOG, ELU, FLOOR, ROUND.
+"""Element-wise unary math: ABS, NEG, SQRT, RSQRT, EXP, LOG, ELU, FLOOR, ROUND, CEIL, SQUARE, SIN, COS.
 
 TFLM's kernels and the types they take (everything else is refused, as TFLM refuses it):
-- float32, all nine (elementwise.cc, neg.cc, exp.cc, elu.cc, floor.cc, round.cc): fabsf, -x, sqrtf,
-  1.f / sqrtf, expf, logf, x < 0 ? expm1f(x) : x, floorf, and ROUND's RoundToNearest (floor, then
+- float32, all thirteen (elementwise.cc, neg.cc, exp.cc, elu.cc, floor.cc, round.cc, ceil.cc): fabsf,
+  -x, sqrtf, 1.f / sqrtf, expf, logf, x < 0 ? expm1f(x) : x, floorf, ceilf, x * x, sinf, cosf, and
+  ROUND's RoundToNearest (floor, then
   up when the remainder is above 1/2 or exactly 1/2 with an odd floor: half to even, except that
   values in [-1/2, 0) give +0.0). The TFLite converter emits NEG, FLOOR, ROUND and ELU in float32
   between a DEQUANTIZE and a QUANTIZE when it quantizes a model to int8.
@@ -17,12 +18,12 @@ TFLM's kernels and the types they take (everything else is refused, as TFLM refu
 - int8 ELU (elu.cc, PopulateLookupTable at Prepare): a 256-entry table computed in float32,
   roundf((expf(s_in * (x - zp_in)) - 1) / s_out) + zp_out for negative inputs (the input itself
   above), with 1 / s_out a float32 reciprocal; clamped.
-TFLM has no int8 NEG, SQRT, EXP, LOG, FLOOR or ROUND (its kernels are float32 only; the converter
-emits int8 SQRT, EXP and LOG, which TFLM cannot run either).
+TFLM has no int8 NEG, SQRT, EXP, LOG, FLOOR, ROUND, CEIL, SQUARE, SIN or COS (its kernels are
+float32 only; the converter emits int8 SQRT, EXP and LOG, which TFLM cannot run either).
 
 Every int8 variant depends on one int8 value: the portable kernel reads a 256-entry table made at
 compile time with the numpy reference (mcu_lookup_s8). float32 kernels call the C library as TFLM
-does (mcu_unary_f32.c); expf, logf and expm1f are not exactly rounded, so the numpy reference calls
+does (mcu_unary_f32.c); expf, logf, expm1f, sinf and cosf are not exactly rounded, so the numpy reference calls
 the same C library functions (through ctypes) and both agree with TFLM built against that library.
 """
 
@@ -98,6 +99,10 @@ FLOAT32 = {
     "elu": elu_float,
     "floor": np.floor,
     "round": round_to_nearest,
+    "ceil": np.ceil,
+    "square": lambda x: x * x,
+    "sin": lambda x: libm("sinf", x),
+    "cos": lambda x: libm("cosf", x),
 }
 
 
@@ -235,6 +240,11 @@ OPS = (
           "floor.cc, reference_ops::Floor (float32 only)"),
     Unary("round", "x rounded to the nearest integer, halves to even (float32; TFLM has no int8 ROUND).",
           "round.cc, reference_ops::Round (float32 only)"),
+    Unary("ceil", "ceil(x) element-wise (float32; TFLM has no int8 CEIL).", "ceil.cc, reference_ops::Ceil (float32 only)"),
+    Unary("square", "x * x element-wise (float32; TFLM has no int8 SQUARE).",
+          "elementwise.cc, SquareEval (float32 only)"),
+    Unary("sin", "sin(x) element-wise (float32; TFLM has no int8 SIN).", "elementwise.cc, SinEval (float32 only)"),
+    Unary("cos", "cos(x) element-wise (float32; TFLM has no int8 COS).", "elementwise.cc, CosEval (float32 only)"),
 )
 
 for _op in OPS:

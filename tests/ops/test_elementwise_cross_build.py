@@ -12,7 +12,11 @@ from conftest import ROOT
 KERNELS = ROOT / "firmware" / "kernels" / "c"
 SOURCES = ("mcu_comparisons", "mcu_select_v2", "mcu_arith_s32", "mcu_squared_difference_s8", "mcu_div_s8",
            "mcu_prelu_s8", "mcu_lookup_s8", "mcu_unary_f32", "mcu_cast", "mcu_log_softmax_s8",
-           "mcu_l2_normalization_s8", "mcu_softmax_s8")
+           "mcu_l2_normalization_s8", "mcu_softmax_s8",
+           # ADD_N, REVERSE_V2, DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, BROADCAST_ARGS, logical ops,
+           # FLOOR_DIV / FLOOR_MOD, L2_POOL_2D
+           "mcu_add_n", "mcu_reverse", "mcu_dynamic_update_slice", "mcu_embedding_lookup", "mcu_broadcast_args",
+           "mcu_logical", "mcu_floor_div_mod", "mcu_l2_pool_2d_f32")
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="arm-none-eabi-gcc not installed")

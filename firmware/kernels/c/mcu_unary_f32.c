@@ -28,6 +28,11 @@ static float neg(float x)
     return -x;
 }
 
+static float square(float x)
+{
+    return x * x;
+}
+
 #define MCU_UNARY_F32(name, fn)                                                  \
     void name(const mcu_unary_f32_params *p, const float *input, float *output) \
     {                                                                            \
@@ -45,3 +50,7 @@ MCU_UNARY_F32(mcu_log_f32, logf)
 MCU_UNARY_F32(mcu_elu_f32, elu)
 MCU_UNARY_F32(mcu_floor_f32, floorf)
 MCU_UNARY_F32(mcu_round_f32, round_to_nearest)
+MCU_UNARY_F32(mcu_ceil_f32, ceilf)
+MCU_UNARY_F32(mcu_square_f32, square)
+MCU_UNARY_F32(mcu_sin_f32, sinf)
+MCU_UNARY_F32(mcu_cos_f32, cosf)
