@@ -80,8 +80,12 @@ def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool]
             shift = b.kernel.overlap.max_shift
             if arg not in program.states and b.args.count(arg) == 1 and _dies_at(arg, step, last, program):
                 constraints.append(InPlace(b.out, arg, lo=None, hi=shift - shift % ALIGNMENT))
-        if b.kernel.scratch_bytes:
-            buffers.append(Buffer(f"scratch{step}", b.kernel.scratch_bytes, ALIGNMENT, step, step))
+        scratch = b.kernel.scratch_bytes
+        overlap = b.kernel.overlap
+        if overlap is not None and overlap.needs and overlap.scratch_bytes is not None and use_overlap(step, overlap):
+            scratch = overlap.scratch_bytes  # the kernel runs with the parameters the overlap needs
+        if scratch:
+            buffers.append(Buffer(f"scratch{step}", scratch, ALIGNMENT, step, step))
     return buffers, constraints
 
 
@@ -130,22 +134,34 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
 
         return _plan(program, algorithms, mode, use)
 
-    arena = attempt(set())
+    chosen: set[int] = set()
+    arena = attempt(chosen)
     if mode != "fast" and costly:
         full = attempt(costly)
         if mode == "min" or full.arena_bytes < arena.arena_bytes:
-            arena, keep = full, costly & {s for s, _, _ in full.overlaps}
+            keep = costly & {s for s, _, _ in full.overlaps}
+            best = attempt(keep)
             for step in sorted(keep) if mode == "balanced" else ():
                 trial = attempt(keep - {step})
-                if trial.arena_bytes <= arena.arena_bytes:
-                    arena, keep = trial, keep - {step}
-            if mode == "balanced" and sum(program.bindings[s].kernel.overlap.cost_instructions for s in keep) > budget:
-                arena = attempt(set())
-    used = costly & {s for s, _, _ in arena.overlaps}
-    bindings = tuple(replace(b, kernel=replace(b.kernel, params={**b.kernel.params, **dict(b.kernel.overlap.needs)}))
-                     if s in used else b for s, b in enumerate(program.bindings))
+                if trial.arena_bytes <= best.arena_bytes:
+                    best, keep = trial, keep - {step}
+            cost = sum(program.bindings[s].kernel.overlap.cost_instructions for s in keep)
+            if (best.arena_bytes < arena.arena_bytes or (mode == "min" and best.arena_bytes == arena.arena_bytes)
+                    ) and not (mode == "balanced" and cost > budget):
+                arena, chosen = best, keep
+    used = costly & chosen
+    bindings = tuple(replace(b, kernel=_with_needs(b.kernel)) if s in used else b for s, b in enumerate(program.bindings))
     costs = tuple((s, program.bindings[s].kernel.overlap.cost) for s in sorted(used))
     return replace(program, bindings=bindings), replace(arena, costs=costs)
+
+
+def _with_needs(kernel):
+    """The kernel with the parameters (and scratch) its overlap needs."""
+    overlap = kernel.overlap
+    params = {**kernel.params, **dict(overlap.needs)}
+    if overlap.scratch_bytes is None:
+        return replace(kernel, params=params)
+    return replace(kernel, params=params, scratch_bytes=overlap.scratch_bytes, scratch_check=overlap.scratch_check)
 
 
 def _plan(program: Program, algorithms, mode: str, use_overlap: Callable[[int, Overlap], bool]) -> ArenaPlan:

@@ -52,6 +52,8 @@ class Overlap:
     needs: tuple[tuple[str, Any], ...] = ()
     cost: str = ""  # what those parameters cost, for the report
     cost_instructions: int = 0  # an estimate of the instructions they add (the planner's budget)
+    scratch_bytes: int | None = None  # the kernel's scratch with `needs` set (None: unchanged)
+    scratch_check: str = ""  # its C expression (KernelCall.scratch_check)
 
 
 def raster_overlap(p: Mapping[str, Any], block: int, buffered: bool) -> Overlap | None:

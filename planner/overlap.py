@@ -135,6 +135,79 @@ def pixel_orders(p: Mapping[str, Any]) -> list[Order]:
     return [_singles(p, "every path", False)]
 
 
+def conv_1x1_orders(p: Mapping[str, Any]) -> list[Order]:
+    """mcu_cmsis_conv2d_1x1_s8: DSP: three pixels widened into scratch, then their outputs; plain
+    and Helium pairs: two pixels read again for every output channel written; Helium pixels (and a
+    Helium odd last pixel): one."""
+    return [_triples(p, "DSP", True), _pairs(p, "plain, Helium pairs", False), _singles(p, "Helium pixels", False)]
+
+
+# The DSP path's sweeps of mcu_cmsis_dwconv2d_s8 (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h).
+DW_ROWS, DW_COLUMNS, DW_PIXELS, DW_ONE_INPUT = 0, 1, 2, 3
+
+
+def _everything(p: Mapping[str, Any], path: str) -> Order:
+    """One block reading the whole input while it writes the whole output: no overlap passes."""
+    rows = p.get("batches", 1) * p["in_h"] * p["in_w"] * p["in_c"]
+    return Order(path, np.array([0]), np.array([rows]), np.array([0]),
+                 np.array([p.get("batches", 1) * p["out_h"] * p["out_w"] * p["out_c"]]), False)
+
+
+def mve_column_rows(p: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The output rows [oy0, oy1) the Helium column path of mcu_cmsis_dwconv_s8_mve takes (3x3,
+    depth multiplier 1, the rows whose windows lie inside vertically when there are many of them),
+    None when it is not taken."""
+    span = (p["k_h"] - 1) * p["dil_h"]
+    oy0 = -(-p["pad_top"] // p["stride_h"])
+    top = p["in_h"] - 1 - span + p["pad_top"]
+    oy1 = min(top // p["stride_h"] + 1 if top >= 0 else 0, p["out_h"])
+    rows = oy1 - oy0
+    many = rows >= 16 or (rows >= 8 and p["out_c"] <= 32 and p["out_w"] >= 8)
+    if p["in_c"] == 1 or p["depth_multiplier"] != 1 or (p["k_h"], p["k_w"]) != (3, 3) or not many:
+        return None
+    return oy0, oy1
+
+
+def mve_band_rows(p: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The Helium column path's bands of output rows [r0, r1), top to bottom: four rows, then
+    band_rows at a time, or all in one band when band_rows is 0; [] when that path is not taken."""
+    rows = mve_column_rows(p)
+    if rows is None:
+        return []
+    oy0, oy1 = rows
+    band_rows = p.get("band_rows", 0)
+    if band_rows <= 0:
+        return [(oy0, oy1)]
+    bands, r, band = [], oy0, 4
+    while r < oy1:
+        bands.append((r, min(r + band, oy1)))
+        r, band = r + band, band_rows
+    return bands
+
+
+def depthwise_orders(p: Mapping[str, Any]) -> list[Order]:
+    """mcu_cmsis_dwconv2d_s8. Plain C, the DSP pixel sweep (mcu_cmsis_dw3x3_dsp.h or the plain
+    pixels) and the Helium pixel paths: one output pixel at a time, its channels written as they
+    are computed. The DSP line sweeps go over the whole map once per group of four channels, and
+    the one-input-channel paths (DSP and Helium) are not modelled: no overlap. Helium's column
+    path: the rows above pixel by pixel, each band of rows channel by channel over every column
+    (one block reading all its windows and writing all its pixels, interleaved), the rows below
+    pixel by pixel."""
+    if p["in_c"] == 1:
+        return [_everything(p, "one input channel")]
+    orders = [_singles(p, "pixels", False)]
+    if p["sweep"] != DW_PIXELS:
+        orders.append(_everything(p, "DSP line sweep"))
+    bands = mve_band_rows(p)
+    if bands:
+        w = p["out_w"]
+        oy0, oy1 = bands[0][0], bands[-1][1]
+        seq = np.arange(p["out_h"] * w)  # raster order; blocks: pixels, bands, pixels
+        starts = np.concatenate([np.arange(oy0 * w), [r0 * w for r0, _ in bands], np.arange(oy1 * w, len(seq))])
+        orders.append(_blocks(p, seq, starts, "Helium columns", False))
+    return orders
+
+
 def portable_geometry(p: Mapping[str, Any]) -> dict[str, Any]:
     """The window geometry of a portable kernel's parameters (firmware/kernels/c: the pools name
     theirs `channels` and `filter_h/w`, the depthwise its multiplier `ch_mult`)."""
@@ -162,6 +235,8 @@ ORDERS: dict[str, Callable[[Mapping[str, Any]], list[Order]]] = {
     "mcu_average_pool_2d_s8": portable_pixel_orders,
     "mcu_max_pool_2d_s8": portable_pixel_orders,
     "mcu_cmsis_conv2d_s8": conv_orders,
+    "mcu_cmsis_conv2d_1x1_s8": conv_1x1_orders,
+    "mcu_cmsis_dwconv2d_s8": depthwise_orders,
     "mcu_cmsis_avg_pool2d_s8": pixel_orders,
     "mcu_cmsis_max_pool2d_s8": pixel_orders,
 }

@@ -22,8 +22,10 @@
  * scalar, so the 32-bit lanes accumulate four pixels of the same channel and the requantization
  * takes the channel's multiplier and shift as scalars; a scatter store writes the four bytes. The input
  * offset is folded per column into the bias: a column at the left or right edge drops the taps
- * outside the input (their weight set to zero, their address moved inside). The other rows take
- * the pixel path.
+ * outside the input (their weight set to zero, their address moved inside). The rows above take
+ * the pixel path first, then the column rows go top to bottom, in one band or (p->band_rows) in
+ * bands of four, then band_rows rows, then the rows below pixel by pixel: the order
+ * planner/overlap.py models, in which the output may overlap the input.
  */
 #ifndef MCU_CMSIS_DWCONV_MVE_H
 #define MCU_CMSIS_DWCONV_MVE_H
@@ -565,12 +567,19 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     const int32_t rows = oy1 - oy0;
     const int many = rows >= 16 || (rows >= 8 && p->out_c <= 32 && p->out_w >= 8); /* where columns pay */
     if (mult == 1 && p->k_h == 3 && p->k_w == 3 && many) {
-        mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy0, oy1 - oy0, output);
-        mcu_cmsis_dw_conv_params top = *p, bottom = *p; /* the other rows through the pixel path */
+        /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
+           order): the rows above through the pixel path, the column rows in bands (with band_rows,
+           four rows, then band_rows at a time; else all in one), the rows below pixel by pixel. */
+        mcu_cmsis_dw_conv_params top = *p, bottom = *p;
         top.out_h = oy0;
         bottom.out_h = p->out_h - oy1;
         bottom.pad_top = p->pad_top - oy1 * sh;
         mcu_cmsis_dw_mve_pixels_m1(&top, input, weights, folded_bias, multiplier, shift, &s, output);
+        const int32_t band_rows = p->band_rows > 0 ? p->band_rows : rows;
+        for (int32_t oy = oy0, band = p->band_rows > 0 ? 4 : band_rows; oy < oy1; oy += band, band = band_rows) {
+            const int32_t n = oy1 - oy < band ? oy1 - oy : band;
+            mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy, n, output);
+        }
         mcu_cmsis_dw_mve_pixels_m1(&bottom, input, weights, folded_bias, multiplier, shift, &s,
                                    output + oy1 * p->out_w * p->out_c);
         return 1;

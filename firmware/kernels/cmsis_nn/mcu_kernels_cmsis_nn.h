@@ -51,11 +51,13 @@ typedef struct {
 #define MCU_CMSIS_DW_SWEEP_ONE_INPUT 3
 
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
-    reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. */
+    reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. band_rows: the Helium
+    column path's rows per band after a first band of four (0: all its rows in one band); bands let
+    the output overlap the input (planner/overlap.py). */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier, sweep;
-    int32_t input_offset, output_offset, act_min, act_max;
+    int32_t input_offset, output_offset, act_min, act_max, band_rows;
 } mcu_cmsis_dw_conv_params;
 
 /** Parameters of mcu_cmsis_fully_connected_s8: `rows` input vectors of `depth` values, `units`
@@ -121,15 +123,17 @@ static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int3
 }
 
 /** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: on the DSP path three im2col
-    columns widened to int16, K rounded up to a multiple of four (6 * K4), and one int8 column
-    (K4, and 4 bytes its whole-word row copies may write past it); the MVE path uses two int8
-    columns (2K) and reads 32 bytes past them. The code generator sizes the scratch buffer with
-    this macro (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
-#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k) (7 * (((k) + 3) / 4 * 4) + 4)
+    columns widened to int16, K rounded up to a multiple of four (6 * K4), and, when in_c is not a
+    multiple of four, one int8 column (K4, and 4 bytes its whole-word row copies may write past it);
+    the MVE path uses two int8 columns (2K) and reads 32 bytes past them (16 more bytes when K4 is 4,
+    the one K where 6 * K4 is less). The code generator sizes the scratch buffer with this macro
+    (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
+#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k, in_c)                                                                  \
+    (6 * (((k) + 3) / 4 * 4) + ((in_c) % 4 + 3) / 4 * (((k) + 3) / 4 * 4 + 4) + 16 * (8 / (((k) + 3) / 4 * 4 + 4)))
 
 /** Convolution through im2col: any filter, stride, dilation and padding. Weights: the [out_c][k_h *
     k_w * in_c] OHWI rows in the pair layout; scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w
-    * in_c) bytes, word aligned. */
+    * in_c, in_c) bytes, word aligned. */
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                          int16_t *scratch, int8_t *output);

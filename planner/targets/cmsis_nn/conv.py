@@ -49,15 +49,17 @@ def lower(call: Call) -> Lowered:
     consts["weights"] = common.pair_rows(w2d.astype(np.int8), bool(params["pair_offset"]))
     with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
     if uses_1x1(call):  # the DSP path widens three input pixels in scratch
-        # No overlap declared: the Helium path (mcu_cmsis_gemm_mve.h, software-pipelined) has no
-        # read/write order model in planner/overlap.py yet.
+        # Overlap: output pixels in raster order, two at a time (plain C, Helium pairs: both
+        # pixels read again for every output channel written), the DSP path's three buffered in
+        # scratch first (planner/overlap.py's conv_1x1_orders).
         return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model,
-                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic))
+                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic),
+                       overlap=common.raster_overlap(params, block=2, buffered=False))
     # Overlap: on every path up to three output pixels' windows are copied to scratch (im2col)
     # before their outputs are written, in raster order (the buffered form does not depend on the
     # block size).
     return Lowered("mcu_cmsis_conv2d_s8", params, consts, model,
-                   common.scratch_size("MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", kh * kw * ic),
+                   common.scratch_size("MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", kh * kw * ic, ic),
                    overlap=common.raster_overlap(params, block=3, buffered=True))
 
 

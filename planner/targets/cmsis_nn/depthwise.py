@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from mcuforge.ir.expr import Call
 
-from ...kernel import KernelCall
+from ...kernel import KernelCall, Overlap
+from ...overlap import DW_COLUMNS, DW_ONE_INPUT, DW_PIXELS, DW_ROWS, mve_band_rows
 from ...patterns import const, op, wildcard
 from . import common, conv
 from .common import Composite, Lowered
@@ -30,14 +31,77 @@ def lower(call: Call) -> Lowered:
                                                params["input_offset"])
     off = params["input_offset"]
     with_rq(consts, params, *acc_bounds(consts["bias"], consts["weights"].T, off - 128, off + 127))
-    params["sweep"] = sweep(params, "rq" in consts and (params["act_min"], params["act_max"]) == (-128, 127))
-    # No overlap declared: the one depthwise kernel's sweeps (a line cache that reads input lines
-    # ahead, pixel, column and band paths) have no read/write order model in planner/overlap.py yet.
-    return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params))
+    fast = "rq" in consts and (params["act_min"], params["act_max"]) == (-128, 127)
+    params["sweep"] = sweep(params, fast)
+    params["band_rows"] = 0
+    return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params),
+                   overlap=overlap(params, fast, call.type.nbytes))
 
 
 # The DSP path's sweeps over the output (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h).
-ROWS, COLUMNS, PIXELS, ONE_INPUT = 0, 1, 2, 3
+ROWS, COLUMNS, PIXELS, ONE_INPUT = DW_ROWS, DW_COLUMNS, DW_PIXELS, DW_ONE_INPUT
+BAND_ROWS = 8  # rows of the Helium column path's bands (after a first one of four) when it overlaps
+
+
+def overlap(p: dict, fast: bool, out_bytes: int) -> Overlap | None:
+    """How far the output may overlap the input (planner/overlap.py's depthwise_orders): output
+    pixels one at a time in raster order, each pixel's channels written while its taps are read,
+    on the plain C path, the DSP pixel sweep and Helium's pixel paths. The DSP line sweeps go over
+    the whole map per group of four channels, so an overlap needs the pixel sweep (where it has
+    the fast 3x3 kernel: 3x3, depth multiplier 1, no dilation, the fast requantization); Helium's
+    column path reads the whole map before its last write unless it runs in bands (band_rows: a
+    column set-up per band), which then write a band of rows while reading its windows. The one
+    input channel paths are not modelled: no overlap."""
+    base = common.raster_overlap(p, block=1, buffered=False)
+    if base is None or p["in_c"] == 1:
+        return None
+    needs, costs, cost, shift = [], [], 0, base.max_shift
+    pixels = None
+    if p["sweep"] != PIXELS:
+        if not (fast and (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)):
+            return None
+        needs.append(("sweep", PIXELS))
+        extra = pixel_sweep_cost(p)
+        cost = max(cost, extra)
+        costs.append(f"DSP pixel sweep (about {extra:,} more instructions)")
+        pixels = scratch({**p, "sweep": PIXELS})
+    if mve_band_rows(p):
+        banded = {**p, "band_rows": BAND_ROWS}
+        shift = min(shift, mve_band_shift(banded))
+        extra = band_cost(banded)
+        cost = max(cost, extra)
+        needs.append(("band_rows", BAND_ROWS))
+        costs.append(f"Helium column path in bands of {BAND_ROWS} rows (about {extra:,} more instructions)")
+    if shift <= -out_bytes:
+        return None
+    return Overlap(0, shift, needs=tuple(needs), cost="; ".join(costs), cost_instructions=cost,
+                   scratch_bytes=pixels.bytes if pixels else None, scratch_check=pixels.expr if pixels else "")
+
+
+def pixel_sweep_cost(p: dict) -> int:
+    """Instructions the DSP pixel sweep adds over the line sweep, roughly (measured on VWW's and
+    KWS's 3x3 depthwise layers on QEMU mps2-an386: from 0.12 fewer to 0.13 more per MAC): PIXEL_SWEEP_EXTRA per
+    multiply-accumulate."""
+    return int(PIXEL_SWEEP_EXTRA * p["out_h"] * p["out_w"] * p["out_c"] * p["k_h"] * p["k_w"])
+
+
+PIXEL_SWEEP_EXTRA = 0.15
+
+
+def band_cost(p: dict) -> int:
+    """Instructions the bands add on Helium, roughly: per extra band and channel, the channel's
+    set-up (~40), each inner column's call (~30) and each edge column's weights (~250): measured
+    on KWS's and VWW's depthwise layers (QEMU mps3-an547) within about 10%."""
+    edges = sum(1 for ox in range(p["out_w"]) if not 0 <= ox * p["stride_w"] - p["pad_left"] <= p["in_w"] - 3)
+    per_band = p["out_c"] * (40 + 30 * (p["out_w"] - edges) + 250 * edges)
+    return (len(mve_band_rows(p)) - 1) * per_band
+
+
+def mve_band_shift(p: dict) -> int:
+    """The Helium column path's limit: a band's writes reach its last row, while the input rows
+    from its first window row on are still to be read (its own and those of the rows after)."""
+    row_in, row_out = p["in_w"] * p["in_c"], p["out_w"] * p["out_c"]
+    return min(max(0, r0 * p["stride_h"] - p["pad_top"]) * row_in - r1 * row_out for r0, r1 in mve_band_rows(p))
 
 
 def sweep(p: dict, fast: bool) -> int:
