@@ -25,10 +25,17 @@ def compiled():
 
 @pytest.mark.parametrize("name", sorted(TFLITE_ORDER_BOUND))
 def test_mlperf_arena_within_bound_and_optimal(compiled, name):
+    """Without overlap (`fast`) every plan reaches its lower bound (the largest sum of buffers live
+    together); the default plan (outputs over their inputs) is never larger, and within 16 B of
+    its bound (which ignores how overlap ranges chain across layers: VWW's 38,808 B against a
+    bound of 38,792)."""
     c = compiled[name]
     arena = c.arena
-    assert arena.arena_bytes <= TFLITE_ORDER_BOUND[name] + arena.scratch_bytes
-    assert arena.plan.gap == 0, arena.plan.summary()
+    fast = compile_model(MLPERF_MODELS[name], Options(memory="fast")).arena
+    assert fast.arena_bytes <= TFLITE_ORDER_BOUND[name] + fast.scratch_bytes
+    assert fast.plan.gap == 0, fast.plan.summary()
+    assert arena.arena_bytes <= fast.arena_bytes
+    assert arena.plan.gap <= 16, arena.plan.summary()
     check_plan(arena.buffers, arena.constraints, arena.plan)
     inputs = [b.name for b in arena.buffers if b.name.startswith("input")]
     assert inputs and all(n in arena.plan.offsets for n in c.program.outputs)
