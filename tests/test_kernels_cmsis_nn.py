@@ -407,6 +407,10 @@ CASES = {
     "fc_3x10x5_per_channel_nobias": lambda r: fc(r, 3, 10, 5, bias=False, per_channel=True),
     "fc_1x3x1": lambda r: fc(r, 1, 3, 1),
     "fc_2x640x128_relu6": lambda r: fc(r, 2, 640, 128, act="RELU6", per_channel=True),
+    # one row (the word layout): depth tails of 1 to 3 values, a short last group of 2 or 3 units
+    "fc_1x42x6": lambda r: fc(r, 1, 42, 6),
+    "fc_1x23x7_per_channel": lambda r: fc(r, 1, 23, 7, per_channel=True),
+    "fc_1x640x128_relu": lambda r: fc(r, 1, 640, 128, act="RELU", per_channel=True),
     # pools: partial windows, large windows (over 256 elements: the 32-bit sum path), clamps
     "avg_3x3_s1_same_c7": lambda r: pool(r, "average_pool_2d", (6, 5), 7, (3, 3), (1, 1)),
     "avg_2x2_s2_same_odd_c8": lambda r: pool(r, "average_pool_2d", (7, 7), 8, (2, 2), (2, 2)),
@@ -439,6 +443,7 @@ CASES = {
     "dw3x3_c4_mult2_no_proof": lambda r: extreme(dwconv(r, (5, 5), 2, 2, (3, 3)), {3: 2**30}, (), 2e-5),
     "fc_1x16x9_zero_rows": lambda r: extreme(fc(r, 1, 16, 9, per_channel=True), {4: 2**30}, (4,)),
     "fc_2x20x6_no_proof": lambda r: extreme(fc(r, 2, 20, 6), {5: -(2**30)}, (), 1e-4),
+    "fc_1x21x7_no_proof": lambda r: extreme(fc(r, 1, 21, 7), {5: -(2**30)}, (), 1e-4),
     # transpose conv: stride phases (kernel a multiple of the stride or not, kernel < stride: bias-only
     # pixels), in_c tails (the 4-value groups), odd out_c and odd pixel counts per phase, batches
     "tconv_3x3_s2_same_ic32_oc16": lambda r: tconv(r, (4, 4), 32, 16, (3, 3), (2, 2), "SAME", (8, 8)),
@@ -862,7 +867,8 @@ def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
 def test_lowering_picks_the_kernel_variants():
     """1x1 convolutions skip im2col (scratch: three int16 input pixels); others get three int16 im2col
     columns and an int8 one; weights of convolutions and fully connected layers are in the pair
-    layout (checked byte by byte); fully connected layers widen one input row, or three at a time.
+    layout (checked byte by byte), except a fully connected layer with one input row: the group layout,
+    no scratch; with more rows they widen three at a time.
     Depthwise layers take one kernel whose scratch is the DSP path's (plus the Helium path's tap
     pointers and pad row): on small 3x3 maps (pixel by pixel) a pad row and widened weights, else a
     line cache (a pad line and a line per input line a window spans, of two words per spanned input
@@ -892,10 +898,15 @@ def test_lowering_picks_the_kernel_variants():
     # the bound on each pair's second row: 128 * 516 * 127 < 2^23 <= 128 * 520 * 127
     assert case_data("conv_1x1_ic516_oc6_offset_bound")[2].params["pair_offset"] == 1
     assert case_data("conv_1x1_ic520_oc5_plain_bound")[2].params["pair_offset"] == 0
-    fc_call = fc(rng, 1, 37, 3)
+    fc_call = fc(rng, 1, 37, 3)  # one row: the group layout, no scratch
     _, k = lowered(fc_call)
-    assert k.scratch_bytes == 2 * 40 and k.constants["weights"].size == 2 * 2 * 48  # one row widened
-    assert lowered(fc(rng, 2, 37, 3))[1].scratch_bytes == 3 * 2 * 40  # rows three at a time
+    chunks = k.constants["weights"].reshape(48 // 16, 4, 16)  # 37 inputs padded to 48, three units to four
+    w = np.zeros((4, 48), np.int8)
+    w[:3, :37] = fc_call.args[1].data
+    assert k.scratch_bytes == 0 and np.array_equal(chunks, w.reshape(4, 3, 16).transpose(1, 0, 2))
+    fc_call = fc(rng, 2, 37, 3)  # more rows: the pair layout, widened three at a time
+    _, k = lowered(fc_call)
+    assert k.scratch_bytes == 3 * 2 * 40 and k.constants["weights"].size == 2 * 2 * 48
     assert np.array_equal(unpair_rows(k.constants["weights"], 3, 37), fc_call.args[1].data)
     call = dwconv(rng, (6, 6), 8, 1, (3, 3))
     _, k = lowered(call)  # a small map goes pixel by pixel: a pad row and 72 bytes per group of four channels

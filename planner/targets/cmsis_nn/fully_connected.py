@@ -1,6 +1,7 @@
-"""FULLY_CONNECTED on cmsis-nn: mcu_cmsis_fully_connected_s8 over [units, depth] weights in the pair
-layout (as the convolutions: common.pair_rows) with the bias folded with the input zero point, and
-the fast requantization where proven. The DSP path widens each input row into scratch."""
+"""FULLY_CONNECTED on cmsis-nn: mcu_cmsis_fully_connected_s8 over [units, depth] weights with the bias
+folded with the input zero point, and the fast requantization where proven. One input row: the
+group layout (group_rows), read without scratch; more rows: the pair layout (as the convolutions:
+common.pair_rows), the DSP path widening the rows into scratch three at a time."""
 
 from __future__ import annotations
 
@@ -29,15 +30,35 @@ def lower(call: Call) -> Lowered:
     params, consts = common.requant_params(call, units)
     params.update(units=units, depth=depth, rows=call.args[0].type.size // depth)
     consts["bias"] = common.folded_bias(call, w.astype(np.int64).sum(axis=1), params["input_offset"])
-    consts["weights"] = common.pair_rows(w.astype(np.int8))
+    rows = params["rows"]
+    consts["weights"] = group_rows(w.astype(np.int8)) if rows == 1 else common.pair_rows(w.astype(np.int8))
     with_rq(consts, params, *acc_bounds(consts["bias"], w, -128, 127))
-    return Lowered("mcu_cmsis_fully_connected_s8", params, consts, model,
-                   common.scratch_size("MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES", params["rows"], depth))
+    scratch = common.scratch_size("MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES", rows, depth)
+    return Lowered("mcu_cmsis_fully_connected_s8", params, consts, model, scratch if scratch.bytes else None)
+
+
+def group_rows(w: np.ndarray) -> np.ndarray:
+    """[units][depth] int8 weights in the group layout of one input row (mcu_cmsis_fc_weight in
+    mcu_cmsis_fully_connected_s8.c): units four at a time (missing units zeros), depth padded with
+    zeros to common.pair_depth (a multiple of 16); in each group, per sixteen inputs, the four
+    units' sixteen weights one after the other; flat int8."""
+    units, depth = w.shape
+    groups, k = (units + 3) // 4, common.pair_depth(depth)
+    padded = np.zeros((4 * groups, k), np.int8)
+    padded[:units, :depth] = w
+    return padded.reshape(groups, 4, k // 16, 16).transpose(0, 2, 1, 3).reshape(-1)
+
+
+def ungroup_rows(flat: np.ndarray, units: int, depth: int) -> np.ndarray:
+    """The [units][depth] weights back from their group layout (group_rows)."""
+    groups, k = (units + 3) // 4, common.pair_depth(depth)
+    chunks = np.asarray(flat).reshape(groups, k // 16, 4, 16)
+    return chunks.transpose(0, 2, 1, 3).reshape(4 * groups, k)[:units, :depth]
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
     p, k = kc.params, kc.constants
-    weights = common.unpair_rows(k["weights"], p["units"], p["depth"])
+    weights = (ungroup_rows if p["rows"] == 1 else common.unpair_rows)(k["weights"], p["units"], p["depth"])
     acc = c.exact_matmul(args[0].reshape(p["rows"], p["depth"]), weights.T) + k["bias"]
     return common.requantize(acc, kc).reshape(kc.output.shape)
 
