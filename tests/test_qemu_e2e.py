@@ -24,7 +24,8 @@ pytestmark = [
 
 CASES = [("kws", "mps2-an386"), ("vww", "mps2-an386"), ("ic", "mps2-an386"), ("ad", "mps2-an386"),
          ("kws", "mps2-an385"), ("ic", "mps2-an500"), ("kws", "mps3-an547"), ("kws", "mps2-an505"),
-         ("ad", "mps2-an505"), ("kws", "netduinoplus2"), ("mix_ds_cnn", "microbit"),
+         ("ad", "mps2-an505"), ("ad", "mps3-an547"), ("vww", "mps3-an547"), ("kws", "netduinoplus2"),
+         ("mix_ds_cnn", "microbit"),
          ("mix_float_io_cnn", "microbit")]
 
 

@@ -1,14 +1,18 @@
 /*
- * int8 fully connected layer: each input row times the [units][depth] weights (pair layout).
+ * int8 fully connected layer: each input row times the [units][depth] weights.
  *
- * DSP path: the input rows widened into scratch as int16 pairs (mcu_cmsis_pair_dsp.h); one row:
- * two weight pairs (four units) per step, the input word and the two weight words loaded back to
- * back, each weight word split by SXTB16 / SXTB16 ROR #8 and fed to two SMLAD (12 cycles for 8
- * multiply-accumulates; inline assembly, four steps per iteration); more rows: three at a time
- * through the convolutions' block product (mcu_cmsis_pair_matmul3).
- *
- * MVE path: mcu_cmsis_gemm_mve.h (four units per step, sixteen inputs per VMLADAVA, the four units
- * requantized as one vector).
+ * One input row (rows == 1): the group layout (mcu_cmsis_fc_weight below: units four at a time, per
+ * sixteen inputs the four units' sixteen weights one after the other), read with no scratch:
+ *   - DSP: per four inputs the input word is split once by SXTB16 / SXTB16 ROR #8 into (x0, x2) and
+ *     (x1, x3), each unit's word likewise into (w0, w2) and (w1, w3), two SMLAD per unit (inline
+ *     assembly, sixteen inputs per iteration: the input word and two weight words loaded back to
+ *     back, then the other two); the last depth % 16 inputs in C, a tail of depth % 4 read byte by
+ *     byte, never past the row;
+ *   - Helium: sixteen inputs per VLDRB, then each unit's sixteen weights (VLDRB) and its VMLADAVA
+ *     alternating, the four units requantized as one vector.
+ * More rows: the pair layout, as the convolutions (mcu_kernels_cmsis_nn.h); DSP: the rows widened
+ * into scratch as int16 pairs, three at a time through the block product (mcu_cmsis_pair_matmul3);
+ * Helium: mcu_cmsis_gemm_mve.h.
  */
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
@@ -16,87 +20,177 @@
 #include "mcu_cmsis_pair_dsp.h"
 #include "mcu_kernels_cmsis_nn.h"
 
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-#if MCU_PAIR_ASM
-/* One step (two values) of the row: the input word and the two pairs' weight words loaded back to
-   back (the pointers biased by -4 bytes, WB "!" on the last step of a run advances them), each
-   weight word split by SXTB16 / SXTB16 ROR #8 into its two units. */
-#define FC_STEP_(S, WB)                                                                                            \
-    "ldr %[x], [%[xp], #(4 * " #S " + 4)]" WB "\n\t"                                                              \
-    "ldr %[w0], [%[p0], #(4 * " #S " + 4)]" WB "\n\t"                                                             \
-    "ldr %[w1], [%[p1], #(4 * " #S " + 4)]" WB "\n\t"                                                             \
-    "sxtb16 %[t], %[w0], ror #8\n\t"                                                                              \
-    "sxtb16 %[w0], %[w0]\n\t"                                                                                     \
-    "smlad %[a0], %[x], %[w0], %[a0]\n\t"                                                                         \
-    "smlad %[b0], %[x], %[t], %[b0]\n\t"                                                                          \
-    "sxtb16 %[t], %[w1], ror #8\n\t"                                                                              \
-    "sxtb16 %[w1], %[w1]\n\t"                                                                                     \
-    "smlad %[a1], %[x], %[w1], %[a1]\n\t"                                                                         \
-    "smlad %[b1], %[x], %[t], %[b1]\n\t"
-#define FC_OPERANDS                                                                                                \
-    [a0] "+r"(a0), [b0] "+r"(b0), [a1] "+r"(a1), [b1] "+r"(b1), [xp] "+r"(x), [p0] "+r"(w0), [p1] "+r"(w1),       \
-        [x] "=&r"(xw), [w0] "=&r"(u), [w1] "=&r"(v), [t] "=&r"(t)
+/** Weight (u, d) in the group layout of one input row: units 4g .. 4g + 3 (missing units zero) take
+    4 * MCU_CMSIS_PAIR_DEPTH(depth) bytes from byte 4g * MCU_CMSIS_PAIR_DEPTH(depth); in them, per
+    sixteen inputs 16c .. 16c + 15, the four units' sixteen weights (64 bytes from byte 64c), zeros
+    past depth. */
+static inline int32_t mcu_cmsis_fc_weight(const int8_t *w, int32_t depth, int32_t u, int32_t d)
+{
+    return w[(u >> 2) * 4 * MCU_CMSIS_PAIR_DEPTH(depth) + (d >> 4) * 64 + (u & 3) * 16 + (d & 15)];
+}
+
+#if defined(MCU_CMSIS_USE_MVE)
+/** bias[0..3] + the row x (k values) times the four units of the group layout's group at w (the
+    weights past k are zeros and their lanes predicated off, as the input's). */
+static inline __attribute__((always_inline)) int32x4_t fc_dot4_mve(const int8_t *x, const int8_t *w, int32_t k,
+                                                                   const int32_t *bias)
+{
+    int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
+    int32x4_t v;
+    __asm__ volatile("dlstp.8 lr, %[k]\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x]], #16\n\t"
+                     "vldrb.8 q1, [%[w]], #16\n\t"
+                     "vmladava.s8 %[a0], q0, q1\n\t"
+                     "vldrb.8 q2, [%[w]], #16\n\t"
+                     "vmladava.s8 %[a1], q0, q2\n\t"
+                     "vldrb.8 q3, [%[w]], #16\n\t"
+                     "vmladava.s8 %[a2], q0, q3\n\t"
+                     "vldrb.8 q4, [%[w]], #16\n\t"
+                     "vmladava.s8 %[a3], q0, q4\n\t"
+                     "letp lr, 1b\n"
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w] "+r"(w)
+                     : [k] "r"(k)
+                     : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
+            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
+            : [v] "=&w"(v)
+            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
+    return v;
+}
+
+/** One input row times every unit (group layout), four units per vector; a short last group's
+    lanes requantized one by one (the records hold `units` entries). */
+static inline __attribute__((always_inline)) void fc_matvec_mve(const mcu_cmsis_fc_params *p, const int8_t *x,
+                                                                const int8_t *weights, const int32_t *bias,
+                                                                const int32_t *multiplier, const int32_t *shift,
+                                                                int8_t *out, const int right_only)
+{
+    const int32_t depth = p->depth, units = p->units, group = 4 * MCU_CMSIS_PAIR_DEPTH(p->depth);
+    const int32_t offset = p->output_offset, act_min = p->act_min, act_max = p->act_max;
+    const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
+    int32_t u = 0;
+    for (; u + 4 <= units; u += 4, weights += group) {
+        const int32x4_t acc = fc_dot4_mve(x, weights, depth, bias + u);
+        if (right_only) {
+            vstrbq_s32(out + u, mcu_cmsis_mve_requantize_right(acc, multiplier + u, shift + u, offset, lo, hi));
+        } else {
+            vstrbq_s32(out + u, mcu_cmsis_mve_requantize_vec(acc, multiplier + u, shift + u, offset, act_min, act_max));
+        }
+    }
+    if (u < units) {
+        int32_t b[4] = {0, 0, 0, 0}, acc[4];
+        for (int32_t j = 0; u + j < units; j++) {
+            b[j] = bias[u + j];
+        }
+        vst1q_s32(acc, fc_dot4_mve(x, weights, depth, b));
+        for (int32_t j = 0; u + j < units; j++) {
+            out[u + j] = mcu_cmsis_requantize_s8(acc[j], multiplier[u + j], shift[u + j], offset, act_min, act_max);
+        }
+    }
+}
 #endif
 
-/** acc[0..3] (units of pairs w0 and w1) += the widened row x (steps words, an even count) times
-    their weights. */
-static inline __attribute__((always_inline)) void fc_dot2(const int32_t *x, int32_t steps, const int8_t *w0,
-                                                          const int8_t *w1, int32_t *acc)
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+/** acc[j] += the four inputs of word xw times unit j's word at w + 16j (j = 0..3). */
+static inline __attribute__((always_inline)) void fc_step4(int32_t xw, const int8_t *w, int32_t *acc)
 {
-    int32_t a0 = acc[0], b0 = acc[1], a1 = acc[2], b1 = acc[3];
+    const int32_t x02 = mcu_sxtb16(xw), x13 = mcu_sxtb16_ror8(xw);
+    for (int32_t j = 0; j < 4; j++) {
+        const int32_t v = mcu_read_s8x4(w + 16 * j);
+        acc[j] = mcu_smlad(x13, mcu_sxtb16_ror8(v), mcu_smlad(x02, mcu_sxtb16(v), acc[j]));
+    }
+}
+
+#if MCU_PAIR_ASM
+/* Step S (inputs 4S .. 4S + 3) of sixteen, the pointers biased by -4 bytes (WB "!" on the last
+   step advances them by pre-indexed writeback, 16 and 64 bytes): the input word and units 0 and
+   1's words loaded back to back, then units 2 and 3's; each word split by SXTB16 / SXTB16 ROR #8. */
+#define FC_HALF_(A, B)                                                                                             \
+    "sxtb16 %[y], %[w0], ror #8\n\t"                                                                              \
+    "sxtb16 %[w0], %[w0]\n\t"                                                                                     \
+    "smlad %[" A "], %[x], %[w0], %[" A "]\n\t"                                                                   \
+    "sxtb16 %[w0], %[w1], ror #8\n\t"                                                                             \
+    "sxtb16 %[w1], %[w1]\n\t"                                                                                     \
+    "smlad %[" A "], %[t], %[y], %[" A "]\n\t"                                                                    \
+    "smlad %[" B "], %[x], %[w1], %[" B "]\n\t"                                                                   \
+    "smlad %[" B "], %[t], %[w0], %[" B "]\n\t"
+#define FC_STEP_(S, WB)                                                                                            \
+    "ldr %[x], [%[xp], #(4 * " #S " + 4)]" WB "\n\t"                                                              \
+    "ldr %[w0], [%[wp], #(4 * " #S " + 4)]\n\t"                                                                   \
+    "ldr %[w1], [%[wp], #(4 * " #S " + 20)]\n\t"                                                                  \
+    "sxtb16 %[t], %[x], ror #8\n\t"                                                                               \
+    "sxtb16 %[x], %[x]\n\t" FC_HALF_("a0", "a1")                                                                  \
+    "ldr %[w0], [%[wp], #(4 * " #S " + 36)]\n\t"                                                                  \
+    "ldr %[w1], [%[wp], #(4 * " #S " + 52)]" WB "\n\t" FC_HALF_("a2", "a3")
+#define FC_OPERANDS                                                                                                \
+    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xp] "+r"(xp), [wp] "+r"(wp), [x] "=&r"(xw),     \
+        [w0] "=&r"(u), [w1] "=&r"(v), [t] "=&r"(t), [y] "=&r"(y)
+#endif
+
+/** acc[0..3] += the row x (depth values) times the four units of the group layout's group at w. */
+static inline __attribute__((always_inline)) void fc_dot4(const int8_t *x, int32_t depth, const int8_t *w,
+                                                          int32_t *acc)
+{
+    const int32_t chunks = depth >> 4;
 #if !MCU_PAIR_ASM
-    for (int32_t s = 0; s < steps; s++, w0 += 4, w1 += 4) {
-        const int32_t u = mcu_read_s8x4(w0), v = mcu_read_s8x4(w1);
-        a0 = mcu_smlad(x[s], mcu_sxtb16(u), a0);
-        b0 = mcu_smlad(x[s], mcu_sxtb16_ror8(u), b0);
-        a1 = mcu_smlad(x[s], mcu_sxtb16(v), a1);
-        b1 = mcu_smlad(x[s], mcu_sxtb16_ror8(v), b1);
+    for (int32_t c = 0; c < chunks; c++, x += 16, w += 64) {
+        for (int32_t s = 0; s < 4; s++) {
+            fc_step4(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc);
+        }
     }
 #else
-    int32_t xw, u, v, t;
-    x = (const int32_t *)(const void *)((const int8_t *)x - 4);
-    w0 -= 4;
-    w1 -= 4;
-    if (steps & 2) {
-        __asm__ volatile(FC_STEP_(0, "") FC_STEP_(1, "!") : FC_OPERANDS : : "memory");
-    }
-    if (steps >= 4) { /* four steps per iteration */
-        const int32_t *const end = x + (steps & ~3);
+    if (chunks > 0) { /* sixteen inputs per iteration */
+        int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+        int32_t xw, u, v, t, y;
+        const int8_t *xp = x - 4, *wp = w - 4;
+        const int8_t *const end = xp + 16 * chunks;
         __asm__ volatile("1:\n\t" FC_STEP_(0, "") FC_STEP_(1, "") FC_STEP_(2, "") FC_STEP_(3, "!")
                          "cmp %[xp], %[end]\n\t"
                          "bne 1b\n\t"
                          : FC_OPERANDS
                          : [end] "r"(end)
                          : "memory", "cc");
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+        x = xp + 4;
+        w = wp + 4;
     }
 #endif
-    acc[0] = a0, acc[1] = b0, acc[2] = a1, acc[3] = b1;
+    for (int32_t s = 0; s < ((depth & 15) >> 2); s++) { /* the last chunk's whole words */
+        fc_step4(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc);
+    }
+    if (depth & 3) { /* the last one to three inputs, the rest of the word zeros */
+        int32_t xw = 0;
+        memcpy(&xw, x + (depth & 12), (size_t)(depth & 3));
+        fc_step4(xw, w + (depth & 12), acc);
+    }
 }
 
-/** One widened input row times every unit: two weight pairs (four units) per step, then an odd last
-    pair alone (its second row may be the layout's zeros). */
+/** One input row times every unit (group layout), four units per group; a short last group's
+    missing units (zero weights) are neither read from the records nor stored. */
 static void fc_matvec(const mcu_pair_out *o, const int8_t *weights, int32_t depth, const int32_t *bias,
-                      const int32_t *multiplier, const int32_t *shift, const int32_t *rq, const int32_t *x,
+                      const int32_t *multiplier, const int32_t *shift, const int32_t *rq, const int8_t *x,
                       int8_t *out)
 {
     const int32_t units = o->rows;
-    const int32_t steps = mcu_pair_k4(depth) >> 1;
-    const int32_t stride = 2 * MCU_CMSIS_PAIR_DEPTH(depth);
+    const int32_t group = 4 * MCU_CMSIS_PAIR_DEPTH(depth);
     const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
     int32_t u = 0;
-    for (; u + 4 <= units; u += 4, weights += 2 * stride) {
+    for (; u + 4 <= units; u += 4, weights += group) {
         int32_t acc[4] = {bias[u], bias[u + 1], bias[u + 2], bias[u + 3]};
-        fc_dot2(x, steps, weights, weights + stride, acc);
+        fc_dot4(x, depth, weights, acc);
         for (int32_t j = 0; j < 4; j++) {
             out[u + j] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j, mode, acc[j]);
         }
     }
-    for (; u < units; u += 2, weights += stride) {
-        int32_t acc[4] = {bias[u], u + 1 < units ? bias[u + 1] : 0, 0, 0};
-        fc_dot2(x, steps, weights, weights, acc);
-        out[u] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u, mode, acc[0]);
-        if (u + 1 < units) {
-            out[u + 1] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + 1, mode, acc[1]);
+    if (u < units) {
+        int32_t acc[4] = {0, 0, 0, 0};
+        for (int32_t j = 0; u + j < units; j++) {
+            acc[j] = bias[u + j];
+        }
+        fc_dot4(x, depth, weights, acc);
+        for (int32_t j = 0; u + j < units; j++) {
+            out[u + j] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j, mode, acc[j]);
         }
     }
 }
@@ -115,7 +209,15 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
     (void)rq; /* read by the DSP path only */
     (void)scratch;
 #if defined(MCU_CMSIS_USE_MVE)
-    if (depth > 0) { /* Helium: mcu_cmsis_gemm_mve.h */
+    if (depth > 0 && rows == 1) { /* Helium, the group layout */
+        if (mcu_cmsis_mve_shifts_right(shift, units)) {
+            fc_matvec_mve(p, input, weights, bias, multiplier, shift, output, 1);
+        } else {
+            fc_matvec_mve(p, input, weights, bias, multiplier, shift, output, 0);
+        }
+        return;
+    }
+    if (depth > 0) { /* Helium, the pair layout: mcu_cmsis_gemm_mve.h */
         mcu_cmsis_fully_connected_s8_mve(p, input, weights, bias, multiplier, shift, output);
         return;
     }
@@ -123,13 +225,11 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
     if (depth > 0) {
         const mcu_pair_out o = {units, out_offset, act_min, act_max, 0};
         int32_t *const col = (int32_t *)(void *)scratch;
-        int32_t r = 0;
         if (rows == 1) {
-            mcu_pair_column_dense(input, depth, col);
-            fc_matvec(&o, weights, depth, bias, multiplier, shift, rq, col, output);
+            fc_matvec(&o, weights, depth, bias, multiplier, shift, rq, input, output);
             return;
         }
-        for (; r < rows; r += MCU_PAIR_COLUMNS) { /* a short last block: its last row again */
+        for (int32_t r = 0; r < rows; r += MCU_PAIR_COLUMNS) { /* a short last block: its last row again */
             const int32_t r1 = r + 1 < rows ? r + 1 : rows - 1;
             const int32_t r2 = r + 2 < rows ? r + 2 : rows - 1;
             const int32_t sums[3] = {0, 0, 0}; /* the plain pair layout: unused */
@@ -149,7 +249,9 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
         for (int32_t u = 0; u < units; u++) {
             int32_t acc = bias[u];
             for (int32_t d = 0; d < depth; d++) {
-                acc += x[d] * mcu_cmsis_pair_weight(weights, depth, u, d, 0);
+                const int32_t w = rows == 1 ? mcu_cmsis_fc_weight(weights, depth, u, d)
+                                            : mcu_cmsis_pair_weight(weights, depth, u, d, 0);
+                acc += x[d] * w;
             }
             out[u] = mcu_cmsis_requantize_s8(acc, multiplier[u], shift[u], out_offset, act_min, act_max);
         }

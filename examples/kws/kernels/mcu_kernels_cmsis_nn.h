@@ -185,14 +185,15 @@ void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *inpu
                            const int32_t *bias, const int32_t *folded_bias, const int32_t *multiplier,
                            const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output);
 
-/** Scratch bytes of mcu_cmsis_fully_connected_s8: the DSP path's input rows widened
-    to int16, depth rounded up to a multiple of four: one row (2 * K4), or three at a time when
-    there are more ((2 * rows) / (rows + 2) is 1 for rows > 1, else 0). */
+/** Scratch bytes of mcu_cmsis_fully_connected_s8: none for one input row (its group layout is read
+    as it is); more rows: the DSP path's rows widened to int16 three at a time, depth rounded up to
+    a multiple of four (6 * K4; (2 * rows) / (rows + 2) is 1 for rows > 1, else 0). */
 #define MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth)                                                   \
-    (2 * (((depth) + 3) / 4 * 4) + 4 * (((depth) + 3) / 4 * 4) * ((2 * (rows)) / ((rows) + 2)))
+    (6 * (((depth) + 3) / 4 * 4) * ((2 * (rows)) / ((rows) + 2)))
 
 /** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]).
-    Weights: [units][depth] in the pair layout; scratch:
+    Weights: [units][depth], one input row in the group layout (mcu_cmsis_fully_connected_s8.c),
+    more rows in the pair layout; scratch:
     MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth) bytes, word aligned. */
 void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
