@@ -19,15 +19,16 @@ static uint8_t *kws_arena = NULL;
 static void (*kws_profiler)(int layer) = NULL;
 
 /* Each kernel's scratch buffer covers what its header declares it needs. */
-_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40, 1) <= 240, "layer 0: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 1: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 2: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 3: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 4: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 5: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 6: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(64) <= 1216, "layer 7: scratch smaller than the kernel needs");
-_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 256, "layer 8: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(40, 1) <= 284, "layer 0: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 1: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 2: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 3: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 4: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 5: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 6: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) <= 1180, "layer 7: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 8: scratch smaller than the kernel needs");
+_Static_assert(MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(1, 64) <= 128, "layer 11: scratch smaller than the kernel needs");
 
 static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 7492 };
 static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 12 };
@@ -99,12 +100,12 @@ int kws_run(void)
             .k_h = 10, .k_w = 4, .stride_h = 2, .stride_w = 2,
             .dil_h = 1, .dil_w = 1, .pad_top = 4, .pad_left = 1,
             .input_offset = -83, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 0,
         };
         mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 7492), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
                        kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));
     }
-    /* layer 1: #1 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_1/Relu;functional_1/batch_normalization_1/FusedBatchNormV3;functional_1/depthwise_conv2d/depthwise;functional_1/depthwise_conv2d/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
+    /* layer 1: #1 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_1/Relu;functional_1/batch_normalization_1/FusedBatchNormV3;functional_1/depthwise_conv2d/depthwise;functional_1/depthwise_conv2d/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(1);
     {
         static const mcu_cmsis_dw_conv_params params = {
@@ -112,12 +113,13 @@ int kws_run(void)
             .out_h = 25, .out_w = 5, .out_c = 64,
             .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
-            .depth_multiplier = 1,
+            .depth_multiplier = 1, .sweep = 1,
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0,
         };
-        mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l1_weights, kws_l1_bias, kws_l1_multiplier,
-                       kws_l1_shift, kws_l1_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l1_weights, kws_l1_bias, kws_l1_folded_bias,
+                       kws_l1_multiplier,
+                       kws_l1_shift, kws_l1_rq, (int32_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 2: #2 CONV_2D conv_2d 'functional_1/activation_2/Relu;functional_1/batch_normalization_2/FusedBatchNormV3;functional_1/conv2d_1/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_1/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_1/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(2);
@@ -128,12 +130,12 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l2_weights, kws_l2_bias, kws_l2_multiplier,
                        kws_l2_shift, kws_l2_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
     }
-    /* layer 3: #3 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_3/Relu;functional_1/batch_normalization_3/FusedBatchNormV3;functional_1/depthwise_conv2d_1/depthwise;functional_1/depthwise_conv2d_1/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_1/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
+    /* layer 3: #3 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_3/Relu;functional_1/batch_normalization_3/FusedBatchNormV3;functional_1/depthwise_conv2d_1/depthwise;functional_1/depthwise_conv2d_1/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_1/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(3);
     {
         static const mcu_cmsis_dw_conv_params params = {
@@ -141,12 +143,13 @@ int kws_run(void)
             .out_h = 25, .out_w = 5, .out_c = 64,
             .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
-            .depth_multiplier = 1,
+            .depth_multiplier = 1, .sweep = 1,
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0,
         };
-        mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l3_weights, kws_l3_bias, kws_l3_multiplier,
-                       kws_l3_shift, kws_l3_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l3_weights, kws_l3_bias, kws_l3_folded_bias,
+                       kws_l3_multiplier,
+                       kws_l3_shift, kws_l3_rq, (int32_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 4: #4 CONV_2D conv_2d 'functional_1/activation_4/Relu;functional_1/batch_normalization_4/FusedBatchNormV3;functional_1/conv2d_2/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_2/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_2/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(4);
@@ -157,12 +160,12 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l4_weights, kws_l4_bias, kws_l4_multiplier,
                        kws_l4_shift, kws_l4_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
     }
-    /* layer 5: #5 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_5/Relu;functional_1/batch_normalization_5/FusedBatchNormV3;functional_1/depthwise_conv2d_2/depthwise;functional_1/depthwise_conv2d_2/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_2/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
+    /* layer 5: #5 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_5/Relu;functional_1/batch_normalization_5/FusedBatchNormV3;functional_1/depthwise_conv2d_2/depthwise;functional_1/depthwise_conv2d_2/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_2/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(5);
     {
         static const mcu_cmsis_dw_conv_params params = {
@@ -170,12 +173,13 @@ int kws_run(void)
             .out_h = 25, .out_w = 5, .out_c = 64,
             .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
-            .depth_multiplier = 1,
+            .depth_multiplier = 1, .sweep = 1,
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0,
         };
-        mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l5_weights, kws_l5_bias, kws_l5_multiplier,
-                       kws_l5_shift, kws_l5_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l5_weights, kws_l5_bias, kws_l5_folded_bias,
+                       kws_l5_multiplier,
+                       kws_l5_shift, kws_l5_rq, (int32_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 6: #6 CONV_2D conv_2d 'functional_1/activation_6/Relu;functional_1/batch_normalization_6/FusedBatchNormV3;functional_1/conv2d_3/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_3/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_3/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(6);
@@ -186,12 +190,12 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l6_weights, kws_l6_bias, kws_l6_multiplier,
                        kws_l6_shift, kws_l6_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
     }
-    /* layer 7: #7 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_7/Relu;functional_1/batch_normalization_7/FusedBatchNormV3;functional_1/depthwise_conv2d_3/depthwise;functional_1/depthwise_conv2d_3/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_3/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_3x3_s8 */
+    /* layer 7: #7 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_7/Relu;functional_1/batch_normalization_7/FusedBatchNormV3;functional_1/depthwise_conv2d_3/depthwise;functional_1/depthwise_conv2d_3/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_3/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(7);
     {
         static const mcu_cmsis_dw_conv_params params = {
@@ -199,12 +203,13 @@ int kws_run(void)
             .out_h = 25, .out_w = 5, .out_c = 64,
             .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
-            .depth_multiplier = 1,
+            .depth_multiplier = 1, .sweep = 1,
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0,
         };
-        mcu_cmsis_dwconv2d_3x3_s8(&params, (const int8_t *)(arena + 0), kws_l7_weights, kws_l7_bias, kws_l7_multiplier,
-                       kws_l7_shift, kws_l7_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 8000));
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l7_weights, kws_l7_bias, kws_l7_folded_bias,
+                       kws_l7_multiplier,
+                       kws_l7_shift, kws_l7_rq, (int32_t *)(arena + 16000), (int8_t *)(arena + 8000));
     }
     /* layer 8: #8 CONV_2D conv_2d 'functional_1/activation_8/Relu;functional_1/batch_normalization_8/FusedBatchNormV3;functional_1/conv2d_4/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_4/BiasAdd;functional_1/conv2d_4/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(8);
@@ -215,7 +220,7 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127,
+            .act_min = -128, .act_max = 127, .pair_offset = 1,
         };
         mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 8000), kws_l8_weights, kws_l8_bias, kws_l8_multiplier,
                        kws_l8_shift, kws_l8_rq, (int16_t *)(arena + 16000), (int8_t *)(arena + 0));
@@ -243,7 +248,8 @@ int kws_run(void)
             .output_offset = 14, .act_min = -128, .act_max = 127,
         };
         mcu_cmsis_fully_connected_s8(&params, (const int8_t *)(arena + 8000), kws_l11_weights, kws_l11_bias, kws_l11_multiplier,
-                       kws_l11_shift, kws_l11_rq, (int8_t *)(arena + 0));
+                       kws_l11_shift, kws_l11_rq, (int16_t *)(arena + 12),
+                       (int8_t *)(arena + 0));
     }
     /* layer 12: #12 SOFTMAX softmax 'Identity' -> cmsis-nn mcu_cmsis_softmax_s8 */
     if (kws_profiler) kws_profiler(12);

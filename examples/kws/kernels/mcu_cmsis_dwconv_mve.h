@@ -1,22 +1,36 @@
 /*
- * Helium (MVE) depthwise convolution, depth multiplier 1, any filter, stride, dilation and
- * padding; included by the depthwise kernel files when MCU_CMSIS_USE_MVE is set.
+ * Helium (MVE) path of mcu_cmsis_dwconv2d_s8: depth multiplier 1 or a multiple of four, and one
+ * input channel; any filter, stride, dilation and padding; other depth multipliers take the plain
+ * C path. One input channel (up to 48 taps, filters up to 17 rows): mcu_cmsis_dw_mve_in1_mode below
+ * (the rows an output row reads copied into a band, transposed so that each window is one run of
+ * bytes; per channel a VMLADAV dot product of the window with the channel's weights).
  *
- * One channel at a time, four output pixels of a column (consecutive rows) per vector: each tap is
- * one gather load of the four input bytes (VLDRB.S32 with a vector of row offsets) and one VMLA by
- * the tap's weight as a scalar, so the 32-bit lanes accumulate four pixels of the same channel and
- * the requantization takes the channel's multiplier and shift as scalars; a scatter store writes
- * the four bytes. The input offset is folded per column into the bias: a column at the left or
- * right edge drops the taps outside the input (their weight set to zero, their address moved
- * inside). The rows whose windows lie inside vertically go in one band or, with p->band_rows, in
- * bands of four, then band_rows rows, top to bottom; the rows above and below them pixel by pixel
- * (mcu_cmsis_dw_pixel), in their place in that order (with bands an output may overlap its input:
- * planner/overlap.py). Used for
- * 3x3 filters on maps with at least eight such rows; smaller maps keep the kernels' pixel-by-pixel
- * path (four channels per vector), which has no per-column set-up.
+ * Pixel path (every layer it takes): output pixel by pixel, its taps at fixed offsets from its
+ * window's first input byte (a border pixel's own offsets, a tap outside the input reaching a pad
+ * row of the input zero point in scratch), then its channels sixteen (then eight, then four) at a
+ * time in vectors of four 32-bit lanes: per tap a widening load of the four channels' inputs (or,
+ * with a depth multiplier, one input byte broadcast by VMLA) and of their weights, VMUL and VADD
+ * (Helium has no vector-by-vector multiply-accumulate), from the bias folded with the input zero
+ * point (folded_bias: a padded tap's x * w cancels), in assembly for sixteen and eight channels;
+ * the requantization is TFLM's, four lanes at once (mcu_cmsis_mve.h).
+ *
+ * Column path (3x3 filters, depth multiplier 1, the rows whose windows lie inside the input
+ * vertically, when there are many of them (16 or more), or at least eight on a map at least eight
+ * wide with few channels (up to 32), where it beats the pixel path): one channel at a time, four
+ * output pixels of a column (consecutive rows) per vector: each tap is one gather load of the four
+ * input bytes (VLDRB.S32 with a vector of row offsets) and one VMLA by the tap's weight as a
+ * scalar, so the 32-bit lanes accumulate four pixels of the same channel and the requantization
+ * takes the channel's multiplier and shift as scalars; a scatter store writes the four bytes. The input
+ * offset is folded per column into the bias: a column at the left or right edge drops the taps
+ * outside the input (their weight set to zero, their address moved inside). The rows above take
+ * the pixel path first, then the column rows go top to bottom, in one band or (p->band_rows) in
+ * bands of four, then band_rows rows, then the rows below pixel by pixel: the order
+ * planner/overlap.py models, in which the output may overlap the input.
  */
 #ifndef MCU_CMSIS_DWCONV_MVE_H
 #define MCU_CMSIS_DWCONV_MVE_H
+
+#include <string.h>
 
 #include "mcu_cmsis_dwconv_pixel.h"
 
@@ -97,10 +111,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_dw_mve_col3x3(const 
 
 /** Rows [oy0, oy0 + rows) (rows >= 1, their windows inside the input vertically) of a 3x3 filter:
     for each channel, the taps' weights and the folded bias once, then column by column (a column
-    at the left or right edge with its outside taps weighing zero). */
-static inline void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                            const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
-                                            const int32_t *shift, int32_t oy0, int32_t rows, int8_t *output)
+    at the left or right edge with its outside taps weighing zero). Not inlined: gcc allocates the
+    assembly's registers better in a function of its own. */
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_dw_conv_params *p,
+                                                               const int8_t *input, const int8_t *weights,
+                                                               const int32_t *bias, const int32_t *multiplier,
+                                                               const int32_t *shift, int32_t oy0, int32_t rows,
+                                                               int8_t *output)
 {
     const int32_t in_w = p->in_w, in_c = p->in_c, out_w = p->out_w, out_c = p->out_c;
     const int32_t dil_w = p->dil_w, sw = p->stride_w, pad_left = p->pad_left, input_offset = p->input_offset;
@@ -167,51 +184,413 @@ static inline void mcu_cmsis_dw_mve_rows3x3(const mcu_cmsis_dw_conv_params *p, c
 
 #endif
 
-/** Depthwise convolution with depth multiplier 1 and a 3x3 filter when at least two groups of four
-    rows have their windows inside the input vertically: those rows by columns, the others pixel by
-    pixel (mcu_cmsis_dw_pixel). Returns 0, having done nothing, for any other layer (the caller's
-    pixel-by-pixel path is then cheaper). */
-static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                          const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
-                                          const int32_t *shift, const int32_t *rq, int8_t *output)
+/** Helium pixel path: its scratch (every MCU_CMSIS_DWCONV2D_S8_*_SCRATCH_BYTES covers it): the
+    k_h * k_w taps' offsets in a window inside the input, a border pixel's offsets, then a pad row
+    of the input zero point (in_c bytes). */
+struct mcu_cmsis_dw_mve_scratch {
+    int32_t *off; /* the taps' offsets from a window's first input byte */
+    int32_t *rel; /* a border pixel's: to its taps inside, or to the pad row */
+    int8_t *pad;
+};
+typedef struct mcu_cmsis_dw_mve_scratch mcu_cmsis_dw_mve_scratch; /* not a parameter struct */
+
+/** Requantization of four lanes of channels [c, c + 4) (TFLM's), plus the output offset, clamped;
+    predicated loads of the multipliers and shifts (p: the lanes in the layer). */
+static inline int32x4_t mcu_cmsis_dw_mve_requantize(int32x4_t x, const int32_t *multiplier, const int32_t *shift,
+                                                    mve_pred16_t p, int32_t out_offset, int32_t act_min,
+                                                    int32_t act_max)
 {
-    const int32_t out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
-    const int32_t sh = p->stride_h, pad_top = p->pad_top, span = (p->k_h - 1) * p->dil_h;
-    /* rows whose window lies inside the input vertically: [oy0, oy1) */
-    const int32_t oy0 = (pad_top + sh - 1) / sh;
-    int32_t oy1 = p->in_h - 1 - span + pad_top >= 0 ? (p->in_h - 1 - span + pad_top) / sh + 1 : 0;
-    oy1 = oy1 < out_h ? oy1 : out_h;
-    /* a column pays its set-up once: worth it from two full groups of rows */
-    if (p->depth_multiplier != 1 || p->k_h != 3 || p->k_w != 3 || oy1 - oy0 < 8) {
+    const int32x4_t s = vldrwq_z_s32(shift, p);
+    const int32x4_t right = vminq_s32(s, vdupq_n_s32(0)); /* -exponent: VRSHL shifts right */
+    x = vshlq_s32(x, vmaxq_s32(s, vdupq_n_s32(0)));
+    x = vqrdmulhq_s32(x, vldrwq_z_s32(multiplier, p));
+    x = vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, right), 31)); /* -1 for negative x when exponent > 0 */
+    x = vaddq_n_s32(vrshlq_s32(x, right), out_offset);
+    return vminq_s32(vmaxq_s32(x, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
+}
+
+/** N (compile time: 16 or 8, or 4 for the last channels, predicated by pred) output channels from c of the
+    pixel whose taps are at the addresses base + off[0..taps), in vectors of four channels; MULT4 (compile time): the
+    depth multiplier is a multiple of four (a vector's channels read one input channel, broadcast),
+    else it is 1 (a vector reads four input channels). Full vectors are not predicated: Helium has
+    one predicate register, and each predicated load needs its VPST. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
+    const mcu_cmsis_dw_conv_params *p, uintptr_t base, const int32_t *off, int32_t taps, const int8_t *weights,
+    const int32_t *folded_bias, const int32_t *multiplier, const int32_t *shift, int32_t c, mve_pred16_t pred,
+    int8_t *out, const int N, const int MULT4)
+{
+    const int32_t out_c = p->out_c, mult = p->depth_multiplier;
+    int32x4_t a[4];
+    int32_t in[4] = {0, 0, 0, 0}; /* MULT4: each vector's input channel */
+    MCU_CMSIS_DW_UNROLL
+    for (int v = 0; v < N / 4; v++) {
+        a[v] = N >= 8 ? vldrwq_s32(folded_bias + c + 4 * v) : vldrwq_z_s32(folded_bias + c, pred);
+        if (MULT4) {
+            in[v] = (c + 4 * v) / mult;
+        }
+    }
+    const int8_t *w = weights + c;
+#if !defined(__NO_INLINE__)
+    if (N >= 8 && !MULT4) { /* the taps in assembly: widening loads at constant offsets, no spills */
+        const int32_t *tp = off;
+        const int8_t *x;
+        const uintptr_t bc = base + (uintptr_t)c;
+        int32x4_t t0, t1;
+        if (N == 8) {
+            a[2] = a[3] = vdupq_n_s32(0); /* not used */
+        }
+        __asm__ volatile("wls lr, %[n], 2f\n"
+                         "1:\n\t"
+                         "ldr %[x], [%[tp]], #4\n\t"
+                         "add %[x], %[x], %[c]\n\t"
+                         "vldrb.s32 %q[t0], [%[x]]\n\t"
+                         "vldrb.s32 %q[t1], [%[w]]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         "vldrb.s32 %q[t1], [%[x], #4]\n\t"
+                         "vadd.i32 %q[a0], %q[a0], %q[t0]\n\t"
+                         "vldrb.s32 %q[t0], [%[w], #4]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         ".if %c[nn] == 16\n\t"
+                         "vldrb.s32 %q[t1], [%[x], #8]\n\t"
+                         "vadd.i32 %q[a1], %q[a1], %q[t0]\n\t"
+                         "vldrb.s32 %q[t0], [%[w], #8]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         "vldrb.s32 %q[t1], [%[x], #12]\n\t"
+                         "vadd.i32 %q[a2], %q[a2], %q[t0]\n\t"
+                         "vldrb.s32 %q[t0], [%[w], #12]\n\t"
+                         "vmul.i32 %q[t0], %q[t0], %q[t1]\n\t"
+                         "add %[w], %[w], %[oc]\n\t"
+                         "vadd.i32 %q[a3], %q[a3], %q[t0]\n\t"
+                         ".else\n\t"
+                         "add %[w], %[w], %[oc]\n\t"
+                         "vadd.i32 %q[a1], %q[a1], %q[t0]\n\t"
+                         ".endif\n\t"
+                         "le lr, 1b\n"
+                         "2:"
+                         : [a0] "+w"(a[0]), [a1] "+w"(a[1]), [a2] "+w"(a[2]), [a3] "+w"(a[3]), [t0] "=&w"(t0),
+                           [t1] "=&w"(t1), [x] "=&l"(x), [tp] "+r"(tp), [w] "+l"(w)
+                         : [n] "r"(taps), [c] "r"(bc), [oc] "r"(out_c), [nn] "i"(N)
+                         : "lr", "memory");
+        taps = 0; /* done */
+    }
+#endif
+    for (int32_t t = 0; t < taps; t++, w += out_c) {
+        const int8_t *x = (const int8_t *)(base + (uintptr_t)off[t]);
+        MCU_CMSIS_DW_UNROLL
+        for (int v = 0; v < N / 4; v++) {
+            const int32x4_t wv = N >= 8 ? vldrbq_s32(w + 4 * v) : vldrbq_z_s32(w, pred);
+            if (MULT4) {
+                a[v] = vmlaq_n_s32(a[v], wv, x[in[v]]);
+            } else { /* Helium multiplies lane by lane, then adds (no vector-by-vector VMLA) */
+                const int32x4_t xv = N >= 8 ? vldrbq_s32(x + c + 4 * v) : vldrbq_z_s32(x + c, pred);
+                a[v] = vaddq_s32(a[v], vmulq_s32(xv, wv));
+            }
+        }
+    }
+    const int32_t oo = p->output_offset, lo = p->act_min, hi = p->act_max;
+    MCU_CMSIS_DW_UNROLL
+    for (int v = 0; v < N / 4; v++) {
+        const int32_t k = c + 4 * v;
+        if (N >= 8) {
+            vstrbq_s32(out + k, mcu_cmsis_mve_requantize_vec(a[v], multiplier + k, shift + k, oo, lo, hi));
+        } else {
+            vstrbq_p_s32(out + k, mcu_cmsis_dw_mve_requantize(a[v], multiplier + k, shift + k, pred, oo, lo, hi), pred);
+        }
+    }
+}
+
+/** Every output pixel: its tap pointers (the pad row for taps outside the input), then its
+    channels sixteen at a time. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
+    const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *folded_bias,
+    const int32_t *multiplier, const int32_t *shift, const mcu_cmsis_dw_mve_scratch *s, int8_t *output,
+    const int MULT4)
+{
+    const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, out_h = p->out_h, out_w = p->out_w;
+    const int32_t out_c = p->out_c, k_h = p->k_h, k_w = p->k_w, dil_h = p->dil_h, dil_w = p->dil_w;
+    for (int32_t oy = 0; oy < out_h; oy++) {
+        const int32_t iy0 = oy * p->stride_h - p->pad_top;
+        for (int32_t ox = 0; ox < out_w; ox++) {
+            const int32_t ix0 = ox * p->stride_w - p->pad_left;
+            /* the window's first input byte, an address (outside the input for a border pixel) */
+            const uintptr_t base = (uintptr_t)input + (uintptr_t)((iy0 * in_w + ix0) * in_c);
+            const int32_t *off = s->off; /* the window inside: the taps at fixed offsets */
+            if (!(iy0 >= 0 && iy0 + (k_h - 1) * dil_h < in_h && ix0 >= 0 && ix0 + (k_w - 1) * dil_w < in_w)) {
+                for (int32_t ky = 0, t = 0; ky < k_h; ky++) { /* else from the base, or to the pad row */
+                    const int32_t iy = iy0 + ky * dil_h;
+                    for (int32_t kx = 0, ix = ix0; kx < k_w; kx++, t++, ix += dil_w) {
+                        const int inside = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+                        s->rel[t] = inside ? s->off[t] : (int32_t)((uintptr_t)s->pad - base);
+                    }
+                }
+                off = s->rel;
+            }
+            int8_t *out = output + (oy * out_w + ox) * out_c;
+            int32_t c = 0;
+            for (; c + 16 <= out_c; c += 16) {
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out,
+                                          16, MULT4);
+            }
+            if (c + 8 <= out_c) {
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out,
+                                          8, MULT4);
+                c += 8;
+            }
+            for (; c < out_c; c += 4) {
+                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c,
+                                          vctp32q((uint32_t)(out_c - c)), out, 4, MULT4);
+            }
+        }
+    }
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_m1(const mcu_cmsis_dw_conv_params *p,
+                                                                 const int8_t *input, const int8_t *weights,
+                                                                 const int32_t *folded_bias, const int32_t *multiplier,
+                                                                 const int32_t *shift,
+                                                                 const mcu_cmsis_dw_mve_scratch *s, int8_t *output)
+{
+    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, 0);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_m4(const mcu_cmsis_dw_conv_params *p,
+                                                                 const int8_t *input, const int8_t *weights,
+                                                                 const int32_t *folded_bias, const int32_t *multiplier,
+                                                                 const int32_t *shift,
+                                                                 const mcu_cmsis_dw_mve_scratch *s, int8_t *output)
+{
+    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, 1);
+}
+
+#if !defined(__NO_INLINE__) /* -O0: gcc cannot give the assembly its eight vector registers */
+/** Output channels in groups of four (n groups) of one pixel with one input channel, in assembly:
+    per channel the dot product of the pixel's taps (NV vectors of sixteen, x0..x2) with the
+    channel's weights (w: NV * 16 bytes a channel, VMLADAV), four channels moved into one vector,
+    then per group from prm the folded biases, the left shifts, the multipliers and the right shifts
+    (<= 0) of its four channels (TFLM's requantization, as mcu_cmsis_mve_requantize_vec). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_in1_groups(
+    int8x16_t x0, int8x16_t x1, int8x16_t x2, const int8_t *w, const int32_t *prm, int8_t *out, int32_t n,
+    int32_t oo, int32x4_t lo, int32x4_t hi, const int NV)
+{
+    int32_t a0, a1, a2, a3;
+    int32x4_t acc, t, u;
+    __asm__ volatile(".macro mcu_dw_in1_dot a\n\t"
+                     "vldrb.u8 %q[u], [%[w]], #16\n\t"
+                     "vmladav.s8 \\a, %q[x0], %q[u]\n\t"
+                     ".if %c[nv] > 1\n\t"
+                     "vldrb.u8 %q[u], [%[w]], #16\n\t"
+                     "vmladava.s8 \\a, %q[x1], %q[u]\n\t"
+                     ".endif\n\t"
+                     ".if %c[nv] > 2\n\t"
+                     "vldrb.u8 %q[u], [%[w]], #16\n\t"
+                     "vmladava.s8 \\a, %q[x2], %q[u]\n\t"
+                     ".endif\n\t"
+                     ".endm\n\t"
+                     "wls lr, %[n], 2f\n"
+                     "1:\n\t"
+                     "mcu_dw_in1_dot %[a0]\n\t"
+                     "mcu_dw_in1_dot %[a1]\n\t"
+                     "mcu_dw_in1_dot %[a2]\n\t"
+                     "mcu_dw_in1_dot %[a3]\n\t"
+                     "vmov.32 %q[acc][0], %[a0]\n\t"
+                     "vmov.32 %q[acc][1], %[a1]\n\t"
+                     "vmov.32 %q[acc][2], %[a2]\n\t"
+                     "vmov.32 %q[acc][3], %[a3]\n\t"
+                     "vldrw.u32 %q[t], [%[prm]], #16\n\t"
+                     "vadd.i32 %q[acc], %q[acc], %q[t]\n\t"
+                     "vldrw.u32 %q[t], [%[prm]], #16\n\t"
+                     "vshl.s32 %q[acc], %q[acc], %q[t]\n\t"
+                     "vldrw.u32 %q[t], [%[prm]], #16\n\t"
+                     "vqrdmulh.s32 %q[acc], %q[acc], %q[t]\n\t"
+                     "vldrw.u32 %q[t], [%[prm]], #16\n\t"
+                     "vand %q[u], %q[acc], %q[t]\n\t"
+                     "vshr.s32 %q[u], %q[u], #31\n\t"
+                     "vqadd.s32 %q[acc], %q[acc], %q[u]\n\t"
+                     "vrshl.s32 %q[acc], %q[acc], %q[t]\n\t"
+                     "vadd.i32 %q[acc], %q[acc], %[oo]\n\t"
+                     "vmax.s32 %q[acc], %q[acc], %q[lo]\n\t"
+                     "vmin.s32 %q[acc], %q[acc], %q[hi]\n\t"
+                     "vstrb.32 %q[acc], [%[out]], #4\n\t"
+                     "le lr, 1b\n"
+                     "2:\n\t"
+                     ".purgem mcu_dw_in1_dot"
+                     : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [acc] "=&w"(acc),
+                       [t] "=&w"(t), [u] "=&w"(u), [w] "+r"(w), [prm] "+r"(prm), [out] "+r"(out)
+                     : [x0] "w"(x0), [x1] "w"(x1), [x2] "w"(x2), [lo] "w"(lo), [hi] "w"(hi), [oo] "r"(oo),
+                       [n] "r"(n), [nv] "i"(NV)
+                     : "lr", "memory");
+}
+
+/** Input rows iy0 + ky * dil_h (ky < k_h) into the band, transposed: band column j (input column
+    j - pad_left) holds the k_h bytes of its rows contiguously, so a window of consecutive columns
+    is one run of bytes; rows outside the input read the zero point (the band's pad columns are
+    filled once). */
+static inline void mcu_cmsis_dw_mve_in1_band(const mcu_cmsis_dw_conv_params *p, const int8_t *input, int32_t iy0,
+                                             int32_t cols, int8_t *band)
+{
+    const int32_t k_h = p->k_h, pl = p->pad_left;
+    const int32_t n = (p->in_w < cols - pl ? p->in_w : cols - pl); /* input columns in the band */
+    const uint8x16_t o = vmulq_n_u8(vidupq_n_u8(0, 1), (uint8_t)k_h);
+    const int8x16_t zp = vdupq_n_s8((int8_t)-p->input_offset);
+    for (int32_t ky = 0; ky < k_h; ky++) {
+        const int32_t iy = iy0 + ky * p->dil_h;
+        const int inside = iy >= 0 && iy < p->in_h;
+        const int8_t *src = input + iy * p->in_w;
+        int8_t *dst = band + pl * k_h + ky;
+        if (inside) {
+            for (int32_t j = 0; j < n; j += 16, dst += 16 * k_h) {
+                const mve_pred16_t pred = vctp8q((uint32_t)(n - j));
+                vstrbq_scatter_offset_p_s8(dst, o, vldrbq_z_s8(src + j, pred), pred);
+            }
+        } else {
+            for (int32_t j = 0; j < n; j += 16, dst += 16 * k_h) {
+                vstrbq_scatter_offset_p_s8(dst, o, zp, vctp8q((uint32_t)(n - j)));
+            }
+        }
+    }
+}
+
+/** One input channel (mcu_cmsis_dw_mve_in1_fits): every output channel reads the same taps, so
+    per output row the rows its windows read are copied into a band (mcu_cmsis_dw_mve_in1_band),
+    each window one run of bytes there (with dilation along the width, gathered at byte offsets),
+    read as NV vectors of sixteen taps (the bytes past the window meeting zero weights); then its
+    channels four at a time (mcu_cmsis_dw_mve_in1_groups). Set up once per call in scratch: per
+    group of four channels the requantization's vectors (64 bytes) and the channels' weights in the
+    window's order (NV * 16 bytes each, channels past out_c zero), then the band. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_in1_mode(
+    const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *folded_bias,
+    const int32_t *multiplier, const int32_t *shift, int32_t *scratch, int8_t *output, const int NV)
+{
+    const int32_t k_h = p->k_h, k_w = p->k_w, dil_w = p->dil_w, out_c = p->out_c, out_w = p->out_w;
+    const int32_t span = 16 * NV, groups = (out_c + 3) / 4, full = out_c / 4, step = p->stride_w * k_h;
+    const int32_t cols = MCU_CMSIS_DW_SPAN(out_w, p->stride_w, k_w, dil_w);
+    int32_t *const prm = scratch;
+    int8_t *const wt = (int8_t *)(void *)(prm + 16 * groups), *const band = wt + 4 * groups * span;
+    uint8_t offs[48];
+    memset(prm, 0, (size_t)(groups * (64 + 4 * span)));
+    for (int32_t c = 0; c < out_c; c++) {
+        int32_t *const g = prm + 16 * (c / 4) + c % 4;
+        g[0] = folded_bias[c];
+        g[4] = shift[c] > 0 ? shift[c] : 0;
+        g[8] = multiplier[c];
+        g[12] = shift[c] < 0 ? shift[c] : 0;
+        for (int32_t kx = 0; kx < k_w; kx++) { /* the window's order: column by column */
+            for (int32_t ky = 0; ky < k_h; ky++) {
+                wt[c * span + kx * k_h + ky] = weights[(ky * k_w + kx) * out_c + c];
+            }
+        }
+    }
+    for (int32_t t = 0; t < span; t++) {
+        offs[t] = (uint8_t)(t < k_h * k_w ? (t / k_h) * dil_w * k_h + t % k_h : 0);
+    }
+    memset(band, -p->input_offset, (size_t)(cols * k_h));
+    const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max);
+    const int32_t oo = p->output_offset;
+    int8_t *out = output;
+    for (int32_t oy = 0; oy < p->out_h; oy++) {
+        mcu_cmsis_dw_mve_in1_band(p, input, oy * p->stride_h - p->pad_top, cols, band);
+        for (int32_t ox = 0; ox < out_w; ox++, out += out_c) {
+            const int8_t *x = band + ox * step;
+            int8x16_t xv[3];
+            MCU_CMSIS_DW_UNROLL
+            for (int v = 0; v < NV; v++) {
+                xv[v] = dil_w == 1 ? vldrbq_s8(x + 16 * v) : vldrbq_gather_offset_s8(x, vldrbq_u8(offs + 16 * v));
+            }
+            mcu_cmsis_dw_mve_in1_groups(xv[0], xv[NV > 1], xv[NV > 2 ? 2 : 0], wt, prm, out, full, oo, lo, hi, NV);
+            if (full < groups) { /* the last channels: through a word, then their bytes */
+                int8_t last[4];
+                mcu_cmsis_dw_mve_in1_groups(xv[0], xv[NV > 1], xv[NV > 2 ? 2 : 0], wt + 4 * full * span,
+                                            prm + 16 * full, last, 1, oo, lo, hi, NV);
+                memcpy(out + 4 * full, last, (size_t)(out_c - 4 * full));
+            }
+        }
+    }
+}
+
+#define MCU_CMSIS_DW_MVE_IN1_INSTANCE(name, NV)                                                                      \
+    __attribute__((noinline)) static void name(const mcu_cmsis_dw_conv_params *p, const int8_t *input,              \
+                                               const int8_t *weights, const int32_t *folded_bias,                     \
+                                               const int32_t *multiplier, const int32_t *shift, int32_t *scratch,     \
+                                               int8_t *output)                                                        \
+    {                                                                                                                 \
+        mcu_cmsis_dw_mve_in1_mode(p, input, weights, folded_bias, multiplier, shift, scratch, output, NV);            \
+    }
+MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_16, 1)
+MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_32, 2)
+MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_48, 3)
+#endif
+
+/** Whether the one-input-channel path takes the layer: up to 48 taps, a window's bytes within 255
+    of its first in the band, and the band's scatter offsets (15 * k_h) under 256. */
+static inline int mcu_cmsis_dw_mve_in1_fits(const mcu_cmsis_dw_conv_params *p)
+{
+    return p->in_c == 1 && p->k_h * p->k_w <= 48 && p->k_h <= 17 && (p->k_w - 1) * p->dil_w * p->k_h + p->k_h <= 256;
+}
+
+/** The Helium path, depth multiplier 1 or a multiple of four (else returns 0, having done
+    nothing): the column path for the rows it suits (see the top of this file), the pixel path for
+    every other row. */
+static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                          const int8_t *weights, const int32_t *bias, const int32_t *folded_bias,
+                                          const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                                          int32_t *scratch, int8_t *output)
+{
+    const int32_t mult = p->depth_multiplier;
+#if !defined(__NO_INLINE__)
+    if (mcu_cmsis_dw_mve_in1_fits(p)) {
+        const int32_t nv = (p->k_h * p->k_w + 15) / 16;
+        (nv == 1 ? mcu_cmsis_dw_mve_in1_16 : nv == 2 ? mcu_cmsis_dw_mve_in1_32 : mcu_cmsis_dw_mve_in1_48)(
+            p, input, weights, folded_bias, multiplier, shift, scratch, output);
+        return 1;
+    }
+#endif
+    if (mult != 1 && mult % 4 != 0) {
         return 0;
     }
-#if defined(__NO_INLINE__) /* -O0: gcc cannot give the assembly its registers; the caller's path */
-    (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)rq, (void)output, (void)out_w;
-    (void)out_c;
-    return 0;
-#else
-    /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
-       order): the rows above pixel by pixel, the column rows in bands (with band_rows, four rows,
-       then band_rows at a time; else all in one), the rows below pixel by pixel. */
-    const int32_t band_rows = p->band_rows > 0 ? p->band_rows : oy1 - oy0;
-    for (int32_t oy = 0; oy < out_h; oy++) {
-        if (oy == oy0) {
-            for (int32_t band = p->band_rows > 0 ? 4 : band_rows; oy < oy1; band = band_rows) {
-                const int32_t rows = oy1 - oy < band ? oy1 - oy : band;
-                mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy, rows, output);
-                oy += rows;
-            }
-            if (oy >= out_h) {
-                break;
-            }
+    mcu_cmsis_dw_mve_scratch s;
+    const int32_t taps = p->k_h * p->k_w;
+    s.off = scratch;
+    s.rel = scratch + taps;
+    s.pad = (int8_t *)(void *)(scratch + 2 * taps);
+    for (int32_t t = 0; t < taps; t++) {
+        s.off[t] = ((t / p->k_w) * p->dil_h * p->in_w + (t % p->k_w) * p->dil_w) * p->in_c;
+    }
+    for (int32_t i = 0; i < p->in_c; i++) {
+        s.pad[i] = (int8_t)-p->input_offset; /* x * w cancelled by the fold */
+    }
+    (void)bias, (void)rq;
+#if !defined(__NO_INLINE__) /* -O0: gcc cannot give the column path's assembly its registers */
+    const int32_t sh = p->stride_h, pad_top = p->pad_top, span = (p->k_h - 1) * p->dil_h;
+    const int32_t oy0 = (pad_top + sh - 1) / sh; /* rows whose windows lie inside vertically: [oy0, oy1) */
+    int32_t oy1 = p->in_h - 1 - span + pad_top >= 0 ? (p->in_h - 1 - span + pad_top) / sh + 1 : 0;
+    oy1 = oy1 < p->out_h ? oy1 : p->out_h;
+    const int32_t rows = oy1 - oy0;
+    const int many = rows >= 16 || (rows >= 8 && p->out_c <= 32 && p->out_w >= 8); /* where columns pay */
+    if (mult == 1 && p->k_h == 3 && p->k_w == 3 && many) {
+        /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
+           order): the rows above through the pixel path, the column rows in bands (with band_rows,
+           four rows, then band_rows at a time; else all in one), the rows below pixel by pixel. */
+        mcu_cmsis_dw_conv_params top = *p, bottom = *p;
+        top.out_h = oy0;
+        bottom.out_h = p->out_h - oy1;
+        bottom.pad_top = p->pad_top - oy1 * sh;
+        mcu_cmsis_dw_mve_pixels_m1(&top, input, weights, folded_bias, multiplier, shift, &s, output);
+        const int32_t band_rows = p->band_rows > 0 ? p->band_rows : rows;
+        for (int32_t oy = oy0, band = p->band_rows > 0 ? 4 : band_rows; oy < oy1; oy += band, band = band_rows) {
+            const int32_t n = oy1 - oy < band ? oy1 - oy : band;
+            mcu_cmsis_dw_mve_rows3x3(p, input, weights, bias, multiplier, shift, oy, n, output);
         }
-        for (int32_t ox = 0; ox < out_w; ox++) {
-            mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, rq, oy, ox,
-                               output + (oy * out_w + ox) * out_c);
-        }
+        mcu_cmsis_dw_mve_pixels_m1(&bottom, input, weights, folded_bias, multiplier, shift, &s,
+                                   output + oy1 * p->out_w * p->out_c);
+        return 1;
+    }
+#endif
+    if (mult == 1) {
+        mcu_cmsis_dw_mve_pixels_m1(p, input, weights, folded_bias, multiplier, shift, &s, output);
+    } else {
+        mcu_cmsis_dw_mve_pixels_m4(p, input, weights, folded_bias, multiplier, shift, &s, output);
     }
     return 1;
-#endif
 }
 
 #endif /* MCU_CMSIS_USE_MVE */

@@ -46,7 +46,7 @@ typedef struct {
 } mcu_cmsis_mve_out;
 
 /** bias[0..3] + sum_{i<k} x[i] * w[j * k + i] for the rows j = 0..3 (k >= 1) of natural-layout
-    weights (the LSTM's and SVDF's, mcu_cmsis_rows4.h), as one vector. */
+    weights (the LSTM's, SVDF's and batch matmul's), as one vector. */
 static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4_rows(const int8_t *x, const int8_t *w,
                                                                                int32_t k, const int32_t *bias)
 {
@@ -76,6 +76,23 @@ static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4_rows(c
             : [v] "=&w"(v)
             : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
     return v;
+}
+
+/** bias + sum_{i<k} x[i] * w[i] (k >= 1) of one natural-layout row (the batch matmul's). */
+static inline __attribute__((always_inline)) int32_t mcu_cmsis_mve_dot1_row(const int8_t *x, const int8_t *w,
+                                                                            int32_t k, int32_t bias)
+{
+    int32_t a = bias;
+    __asm__ volatile("dlstp.8 lr, %[k]\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x]], #16\n\t"
+                     "vldrb.8 q1, [%[w]], #16\n\t"
+                     "vmladava.s8 %[a], q0, q1\n\t"
+                     "letp lr, 1b\n"
+                     : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
+                     : [k] "r"(k)
+                     : "q0", "q1", "lr", "memory");
+    return a;
 }
 
 /** Bytes from one weight pair to the next in the pair layout of rows of k values. */

@@ -345,19 +345,20 @@ struct mcu_pair_job {
     "cmp lr, r0\n\t"                                                                                              \
     "bne 4b\n\t"
 
-/* the six results stored, the job advanced to the next pair (loop at label 1) */
+/* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job) */
 #define MCU_PAIR_AEPILOGUE                                                                                         \
     "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
+    "add r0, r12, r0\n\t"                                                                                         \
     MCU_PAIR_AREQ("r2") "strb r11, [r12]\n\t"                                                                     \
-    MCU_PAIR_AREQ("r3") "strb r11, [r12, r1]\n\t"                                                                 \
-    MCU_PAIR_AREQ("r4") "strb r11, [r12, r0]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r3") "strb r11, [r1]\n\t"                                                                      \
+    MCU_PAIR_AREQ("r4") "strb r11, [r0]\n\t"                                                                      \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    "add r12, r12, #1\n\t"                                                                                        \
-    MCU_PAIR_AREQ("r5") "strb r11, [r12]\n\t"                                                                     \
-    MCU_PAIR_AREQ("r6") "strb r11, [r12, r1]\n\t"                                                                 \
-    MCU_PAIR_AREQ("r7") "strb r11, [r12, r0]\n\t"                                                                 \
-    "add r12, r12, #1\n\t"                                                                                        \
+    MCU_PAIR_AREQ("r5") "strb r11, [r12, #1]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r6") "strb r11, [r1, #1]\n\t"                                                                  \
+    MCU_PAIR_AREQ("r7") "strb r11, [r0, #1]\n\t"                                                                  \
+    "add r12, r12, #2\n\t"                                                                                        \
     "ldr r0, [sp]\n\t"                                                                                            \
     "str r12, [r0, #8]\n\t"                                                                                       \
     "str lr, [r0, #12]\n\t"                                                                                       \
@@ -374,8 +375,7 @@ __attribute__((naked, noinline)) static void mcu_pair_rows3_asm(struct mcu_pair_
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(48)
-                     "1:\n\t" /* a pair: the biases, then into the K loop */
-                     "ldr r0, [sp]\n\t"
+                     "1:\n\t" /* a pair (r0: the job): the biases, then into the K loop */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
                      "ldrd r2, r5, [r8], #8\n\t"
@@ -399,8 +399,7 @@ __attribute__((naked, noinline)) static void mcu_pair_rows3_asm_offset(struct mc
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
-                     "1:\n\t"
-                     "ldr r0, [sp]\n\t"
+                     "1:\n\t" /* a pair (r0: the job) */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
                      "ldrd r2, r5, [r8], #8\n\t"

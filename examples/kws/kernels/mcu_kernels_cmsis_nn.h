@@ -8,10 +8,12 @@
  *   - multiplier/shift: per output channel, TFLM's QuantizeMultiplier of in * w / out scales;
  *   - bias: for convolutions and fully connected layers, folded with the input zero point,
  *     bias' = bias + input_offset * sum(w), so the inner loops multiply raw int8 values (an im2col
- *     padded tap reads the zero point and adds nothing); depthwise kernels take the layer's bias;
- *   - weights: natural layouts (OHWI rows, [k_h * k_w][out_c] depthwise taps, [units][depth]);
- *     any SIMD-friendly ordering is built in scratch by the kernel itself, so the same generated
- *     C serves every core.
+ *     padded tap reads the zero point and adds nothing); depthwise kernels take the layer's bias
+ *     (their plain C path skips padded taps) and the folded one (their SIMD paths);
+ *   - weights: the matrix products' rows (convolutions' OHWI rows, fully connected [units][depth])
+ *     in the pair layout below, which every path reads (the same generated C serves every core);
+ *     depthwise taps [k_h * k_w][out_c] in natural order (the DSP and Helium paths widen or
+ *     reorder them in scratch themselves);
  *   - rq: per output channel {m, add, right} for the DSP paths' fast requantization (mcu_cmsis_rq in
  *     mcu_cmsis_dsp.h), or NULL when the planner could not prove it exact for the layer (the
  *     plain and MVE paths ignore it);
@@ -31,22 +33,31 @@
 #include "mcuforge_fixedpoint.h"
 
 /** Parameters of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8). Batch 1, NHWC.
-    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement), >= 0. */
+    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement), >= 0.
+    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-    int32_t input_offset, output_offset, act_min, act_max;
+    int32_t input_offset, output_offset, act_min, act_max, pair_offset;
 } mcu_cmsis_conv_params;
 
+/** How the DSP path of mcu_cmsis_dwconv2d_s8 goes over the output (the planner's choice by shape;
+    the output is the same either way): row by row, column by column (narrow maps), pixel by pixel
+    (small maps; 3x3 filters, depth multiplier 1, no dilation), or pixel by pixel as dot products of
+    tap pairs (one input channel). */
+#define MCU_CMSIS_DW_SWEEP_ROWS 0
+#define MCU_CMSIS_DW_SWEEP_COLUMNS 1
+#define MCU_CMSIS_DW_SWEEP_PIXELS 2
+#define MCU_CMSIS_DW_SWEEP_ONE_INPUT 3
+
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
-    reads input channel c / depth_multiplier. band_rows: on Helium's column path, the rows of each
-    band after a first band of four (0: all the rows in one band, the fastest; bands let the output
-    overlap the input, planner/overlap.py). */
+    reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. band_rows: the Helium
+    column path's rows per band after a first band of four (0: all its rows in one band); bands let
+    the output overlap the input (planner/overlap.py). */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
-    int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier;
-    int32_t input_offset, output_offset, act_min, act_max;
-    int32_t band_rows;
+    int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier, sweep;
+    int32_t input_offset, output_offset, act_min, act_max, band_rows;
 } mcu_cmsis_dw_conv_params;
 
 /** Parameters of mcu_cmsis_fully_connected_s8: `rows` input vectors of `depth` values, `units`
@@ -85,51 +96,107 @@ typedef struct {
     int32_t input_multiplier, input_left_shift, diff_min;
 } mcu_cmsis_softmax_params;
 
-/** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: two im2col columns widened to
-    int16 (4K) and, on the DSP path when in_c is not a multiple of four, the two int8 columns it
-    copies first, in whole words (with in_c % 4 == 0 it widens the taps straight into the pair
-    layout). The MVE path uses the int8 columns only. The code generator sizes the scratch buffer
-    with this macro (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
-#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k, in_c) (4 * (k) + (((in_c) % 4 + 3) / 4) * ((2 * (k) + 3) / 4) * 4)
+/**
+ * The pair layout of the weights of the matrix products (convolutions, fully connected): rows
+ * [rows][K] (output channels or units) taken two at a time, rows 2j and 2j + 1 byte interleaved,
+ * a[0] b[0] a[1] b[1] ... a[K-1] b[K-1], then zeros up to MCU_CMSIS_PAIR_DEPTH(K) columns; pair j
+ * starts at byte 2 * j * MCU_CMSIS_PAIR_DEPTH(K); an odd last row is paired with a row of zeros.
+ * One word holds two columns of two rows: SXTB16 / SXTB16 ROR #8 split it into the int16 pairs
+ * (a[k], a[k+1]) and (b[k], b[k+1]) (the DSP paths), Helium's VLD20 / VLD21 into sixteen columns of
+ * each row (the pair padded to whole 32-byte vectors). planner/targets/cmsis_nn/common.py
+ * (pair_rows) builds it, evaluating this macro.
+ *
+ * The offset pair layout (a convolution's pair_offset) stores row 2j's K values plus 128, as
+ * uint8 (the bytes a ^ 0x80; its padding stays 0). A weight word then reads, as two int16 lanes,
+ * (a[k] + 128 + 256 b[k], a[k+1] + 128 + 256 b[k+1]): one SMLAD of it with an input pair and one
+ * of its UXTB16 give sum x (a + 128) + 256 sum x b and sum x (a + 128), so the DSP paths split each
+ * weight word once (mcu_cmsis_pair_dsp.h); Helium subtracts 128 from row a's vectors. The planner
+ * takes it where 128 * sum|b| < 2^23 for every pair, so 256 * sum x b never wraps.
+ */
+#define MCU_CMSIS_PAIR_DEPTH(k) (((k) + 15) / 16 * 16)
 
-/** Convolution through im2col: any filter, stride, dilation and padding. Weights [out_c][k_h *
-    k_w * in_c] (OHWI rows); scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w * in_c, in_c) bytes,
-    word aligned. */
+/** Weight (r, k) of [rows][K] weights in the pair layout, offset (0 or 1) as above (the plain paths). */
+static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int32_t r, int32_t k, int32_t offset)
+{
+    const int8_t v = w[(r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1)];
+    return offset && (r & 1) == 0 ? (int32_t)(uint8_t)v - 128 : v;
+}
+
+/** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: on the DSP path three im2col
+    columns widened to int16, K rounded up to a multiple of four (6 * K4), and, when in_c is not a
+    multiple of four, one int8 column (K4, and 4 bytes its whole-word row copies may write past it);
+    the MVE path uses two int8 columns (2K) and reads 32 bytes past them (16 more bytes when K4 is 4,
+    the one K where 6 * K4 is less). The code generator sizes the scratch buffer with this macro
+    (mcuforge.firmware.macros evaluates it) and checks it in the generated C. */
+#define MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k, in_c)                                                                  \
+    (6 * (((k) + 3) / 4 * 4) + ((in_c) % 4 + 3) / 4 * (((k) + 3) / 4 * 4 + 4) + 16 * (8 / (((k) + 3) / 4 * 4 + 4)))
+
+/** Convolution through im2col: any filter, stride, dilation and padding. Weights: the [out_c][k_h *
+    k_w * in_c] OHWI rows in the pair layout; scratch: MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(k_h * k_w
+    * in_c, in_c) bytes, word aligned. */
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                          int16_t *scratch, int8_t *output);
 
-/** Scratch bytes of mcu_cmsis_conv2d_1x1_s8: two input pixels widened to int16 (the DSP path). */
-#define MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) (4 * (in_c))
+/** Scratch bytes of mcu_cmsis_conv2d_1x1_s8: three input pixels widened to int16, in_c rounded up
+    to a multiple of four (the DSP path). */
+#define MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) (6 * (((in_c) + 3) / 4 * 4))
 
-/** 1x1 convolution, any stride (no padding exists): no im2col. Weights [out_c][in_c] in natural
-    order; scratch: MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) bytes, word aligned. */
+/** 1x1 convolution, any stride (no padding exists): no im2col. Weights: [out_c][in_c] in the pair
+    layout; scratch: MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) bytes, word aligned. */
 void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                              const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                              int16_t *scratch, int8_t *output);
 
+/** Columns of input the windows of one output row span: (out_w - 1) * stride_w + (k_w - 1) * dil_w + 1. */
+#define MCU_CMSIS_DW_SPAN(out_w, stride_w, k_w, dil_w) (((out_w) - 1) * (stride_w) + ((k_w) - 1) * (dil_w) + 1)
+
+/** Scratch bytes of mcu_cmsis_dwconv2d_s8 by its sweep (one macro each), every one with room for
+    the Helium path's tap pointers and offsets and its pad row (2 * k_l * k_p words and in_c bytes,
+    mcu_cmsis_dwconv_mve.h). Sweeping lines (rows, or columns with every argument the other
+    axis's): the DSP path's line cache (a pad line and one line per input line a window spans,
+    MCU_CMSIS_DW_SPAN(1, 1, k_l, dil_l), of two words per input position of
+    MCU_CMSIS_DW_SPAN(out_pos, stride_p, k_p, dil_p)), its widened weights (2 * k_l * k_p words)
+    and bookkeeping (2 * (k_l + 9) words and a word per cached line), mcu_cmsis_dwconv_dsp.h. */
+#define MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(k_l, k_p, dil_l, out_pos, stride_p, dil_p, in_c)                   \
+    (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 2) +                   \
+     8 * (k_l) * (k_p) + 8 * (k_l) + 72 + 4 * (((k_l) - 1) * (dil_l) + 1) + 8 * (k_l) * (k_p) + (in_c))
+
+/** Sweeping pixels (small 3x3 maps): a pad row of `channels` bytes in whole words and 72 bytes of
+    widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. */
+#define MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(k_h, k_w, channels, in_c)                                          \
+    (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4) + 8 * (k_h) * (k_w) + (in_c))
+
+/** One input channel: a word per pair of taps and one more, and as many per output channel
+    (rounded up to four), mcu_cmsis_dwconv_in1_dsp.h; the Helium path's 64 bytes and the taps
+    rounded up to sixteen bytes per group of four channels and its band (k_h bytes per input
+    column, MCU_CMSIS_DW_SPAN(out_w, stride_w, k_w, dil_w), sixteen more), mcu_cmsis_dwconv_mve.h. */
+#define MCU_CMSIS_DWCONV2D_S8_ONE_SCRATCH_BYTES(k_h, k_w, out_w, stride_w, dil_w, channels)                         \
+    (4 * (((k_h) * (k_w) + 1) / 2 + 1) * (1 + ((channels) + 3) / 4 * 4) +                                            \
+     ((channels) + 3) / 4 * (64 + 4 * (((k_h) * (k_w) + 15) / 16 * 16)) +                                              \
+     (((out_w) - 1) * (stride_w) + ((k_w) - 1) * (dil_w) + 1) * (k_h) + 16 + 8 * (k_h) * (k_w) + 1)
+
 /** Depthwise convolution: any filter, stride, dilation, padding and depth multiplier. Weights
-    [k_h * k_w][out_c]; bias: the layer's own (not folded: padded taps are skipped, not read). */
+    [k_h * k_w][out_c]; bias: the layer's own (the plain C path skips padded taps); folded_bias:
+    bias + input_offset * sum(w) per channel (the SIMD paths read padded taps as the zero point).
+    Scratch: the bytes of the macro above for p->sweep (sweeping columns, the height's and width's
+    arguments swapped), word aligned. */
 void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
-                           int8_t *output);
+                           const int32_t *bias, const int32_t *folded_bias, const int32_t *multiplier,
+                           const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output);
 
-/** Scratch bytes of mcu_cmsis_dwconv2d_3x3_s8: the DSP path's pad row of the input zero point
-    (whole words) and its weights widened to int16, 72 bytes per group of four channels
-    (mcu_cmsis_dw3x3_dsp.h). */
-#define MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(channels) ((((channels) + 3) / 4) * 4 + 72 * ((channels) / 4))
+/** Scratch bytes of mcu_cmsis_fully_connected_s8: the DSP path's input rows widened
+    to int16, depth rounded up to a multiple of four: one row (2 * K4), or three at a time when
+    there are more ((2 * rows) / (rows + 2) is 1 for rows > 1, else 0). */
+#define MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth)                                                   \
+    (2 * (((depth) + 3) / 4 * 4) + 4 * (((depth) + 3) / 4 * 4) * ((2 * (rows)) / ((rows) + 2)))
 
-/** Depthwise 3x3 convolution, depth multiplier 1, no dilation, any stride and padding, the nine
-    taps unrolled. Weights [9][out_c]; bias not folded. Scratch:
-    MCU_CMSIS_DWCONV2D_3X3_S8_SCRATCH_BYTES(out_c) bytes, word aligned. */
-void mcu_cmsis_dwconv2d_3x3_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                               const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                               const int32_t *rq, int16_t *scratch, int8_t *output);
-
-/** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]). */
+/** Fully connected: output[r][u] = requantize(sum_d input[r][d] * weights[u][d] + bias[u]).
+    Weights: [units][depth] in the pair layout; scratch:
+    MCU_CMSIS_FULLY_CONNECTED_S8_SCRATCH_BYTES(rows, depth) bytes, word aligned. */
 void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                  const int32_t *rq, int8_t *output);
+                                  const int32_t *rq, int16_t *scratch, int8_t *output);
 
 /** Average pool: the window's sum divided by its element count, rounding half away from zero. */
 void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input, int8_t *output);
