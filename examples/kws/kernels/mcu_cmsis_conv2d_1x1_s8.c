@@ -60,6 +60,8 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     const int32_t in_c = p->in_c;
     const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
     int32_t *const col = (int32_t *)(void *)scratch;
+    struct mcu_pair_gemm gemm;
+    mcu_pair_gemm_init(&gemm, &o, weights, in_c, bias, multiplier, shift, rq, col);
     /* stride 1: the pixels are consecutive */
     const int dense = p->stride_w == 1 && p->stride_h == 1 && p->in_w == p->out_w;
     for (; n < pixels; n += MCU_PAIR_COLUMNS) {
@@ -81,8 +83,7 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
             mcu_pair_column(x1, in_c, col + 1, NULL);
             mcu_pair_column(x2, in_c, col + 2, NULL);
         }
-        mcu_cmsis_pair_matmul3(&o, weights, in_c, bias, multiplier, shift, rq, col, sums, output + n * out_c,
-                               output + n1 * out_c, output + n2 * out_c);
+        mcu_pair_gemm_block(&gemm, sums, output + n * out_c, output + n1 * out_c, output + n2 * out_c);
     }
 #else
     (void)rq;

@@ -413,6 +413,8 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const struct window g = {p->dil_w == 1 ? p->in_w - p->k_w - over : -1, p->in_h - 1 - (p->k_h - 1) * p->dil_h,
                              row, p->dil_h * p->in_w * p->in_c, words};
     const int direct = direct_3x3x3(p, &g);
+    struct mcu_pair_gemm gemm;
+    mcu_pair_gemm_init(&gemm, &o, weights, k, bias, multiplier, shift, rq, col);
     int32_t oy = 0, ox = 0; /* pixel n */
     for (; n < pixels; n += MCU_PAIR_COLUMNS) {
         /* a short last block: its last pixel again, computed twice into the same place */
@@ -436,8 +438,7 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
             x = 0, y++;
         }
         oy = y, ox = x;
-        mcu_cmsis_pair_matmul3(&o, weights, k, bias, multiplier, shift, rq, col, sums, output + n * out_c,
-                               output + n1 * out_c, output + n2 * out_c);
+        mcu_pair_gemm_block(&gemm, sums, output + n * out_c, output + n1 * out_c, output + n2 * out_c);
     }
 #else
     col_t *const col0 = (col_t *)scratch;
