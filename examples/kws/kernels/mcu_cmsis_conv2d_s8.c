@@ -291,29 +291,26 @@ static inline const int8_t *inside_window(const mcu_cmsis_conv_params *p, const 
     return inside ? input + (iy0 * p->in_w + ix0) * p->in_c : NULL;
 }
 
-/** The block of pixels n, n + 1, n + 2 (the last repeated in a short block; pixel n at (*oy, *ox))
-    when its three windows are 3x3 over three channels wholly inside the input: widened straight
+/** The block of pixels n, n + 1, n + 2 (pixel n at (y, *ox)) when the three are in one output
+    row and their windows are 3x3 over three channels wholly inside the input: widened straight
     from the input rows into the block `col` (sums: NULL, or each column's sum of values, the offset
-    layout), (*oy, *ox) moved to the block's last pixel, 1; else 0, nothing done. Not inlined: the
-    other blocks' loop keeps its registers. */
+    layout), *ox moved to the block's last pixel, 1; else (a short last block, a block across two
+    rows, a window over the border) 0, nothing done. Not inlined: the other blocks' loop keeps its
+    registers. */
 static __attribute__((noinline)) int block_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g,
-                                                 const int8_t *input, int32_t n, int32_t pixels, int32_t *oy,
+                                                 const int8_t *input, int32_t n, int32_t pixels, int32_t y,
                                                  int32_t *ox, int32_t *col, int32_t *sums)
 {
-    int32_t y = *oy, x = *ox;
-    const int8_t *const s0 = inside_window(p, g, input, y, x);
-    if (n + 1 < pixels && ++x == p->out_w) {
-        x = 0, y++;
-    }
-    const int8_t *const s1 = inside_window(p, g, input, y, x);
-    if (n + 2 < pixels && ++x == p->out_w) {
-        x = 0, y++;
-    }
-    const int8_t *const s2 = inside_window(p, g, input, y, x);
-    if (s0 == NULL || s1 == NULL || s2 == NULL) {
+    const int32_t x = *ox;
+    if (n + 2 >= pixels || x + 2 >= p->out_w) {
         return 0;
     }
-    *oy = y, *ox = x;
+    const int8_t *const s0 = inside_window(p, g, input, y, x);
+    if (s0 == NULL || inside_window(p, g, input, y, x + 2) == NULL) {
+        return 0; /* x is monotone along the row: the middle window is inside too */
+    }
+    const int8_t *const s1 = s0 + 3 * p->stride_w, *const s2 = s1 + 3 * p->stride_w;
+    *ox = x + 2;
     if (sums == NULL) {
         widen_3x3x3(s0, g->step, col, NULL);
         widen_3x3x3(s1, g->step, col + 1, NULL);
@@ -422,7 +419,7 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
         int32_t y = oy, x = ox;
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
-        if (!direct || !block_3x3x3(p, &g, input, n, pixels, &y, &x, col, p->pair_offset ? sums : NULL)) {
+        if (!direct || !block_3x3x3(p, &g, input, n, pixels, y, &x, col, p->pair_offset ? sums : NULL)) {
             for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
                 if (j > 0 && n + j < pixels && ++x == out_w) {
                     x = 0, y++;
