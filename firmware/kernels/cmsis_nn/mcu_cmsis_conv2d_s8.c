@@ -215,7 +215,8 @@ static inline __attribute__((always_inline)) void widen_3x3x3(const int8_t *src,
 }
 
 /** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
-    from the input rows when in_c % 4 == 0, else through `stage` (an int8 column of K4 values and 4
+    from the input rows when in_c % 4 == 0 or the window is 3x3 over three channels and inside the
+    input (widen_3x3x3), else through `stage` (an int8 column of K4 values and 4
     bytes of slack; the values past K are set to 0: they meet zero weights, and the offset layout's
     column sums count them). */
 static inline __attribute__((always_inline)) void im2col_column_body(const mcu_cmsis_conv_params *p,
@@ -245,15 +246,21 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
         }
         return;
     }
-    if (inside) {
-        copy_rows(input + (iy0 * p->in_w + ix0) * p->in_c, g->step, p->k_h, g->words, g->row, stage);
+    /* an inside 3x3 three-channel window in a block block_3x3x3 did not take (across two rows, or another
+       window of it over the border) */
+    if (inside && p->in_c == 3 && p->k_h == 3 && p->k_w == 3) {
+        widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, s);
     } else {
-        im2col_s8(p, input, oy, ox, stage);
+        if (inside) {
+            copy_rows(input + (iy0 * p->in_w + ix0) * p->in_c, g->step, p->k_h, g->words, g->row, stage);
+        } else {
+            im2col_s8(p, input, oy, ox, stage);
+        }
+        if (k < k4) { /* the 1..3 values past K (and up to 3 bytes of the slack): one word, not a memset call */
+            mcu_write_s8x4(stage + k, 0);
+        }
+        widen_run(stage, k4, slot, s);
     }
-    if (k < k4) { /* the 1..3 values past K (and up to 3 bytes of the slack): one word, not a memset call */
-        mcu_write_s8x4(stage + k, 0);
-    }
-    widen_run(stage, k4, slot, s);
     if (sum != NULL) {
         *sum = acc;
     }
