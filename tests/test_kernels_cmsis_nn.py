@@ -440,7 +440,7 @@ CASES = {
     # requantization proof (multipliers above 1)
     "conv_1x1_ic8_oc6_zero_rows": lambda r: extreme(conv(r, (3, 5), 8, 6, (1, 1)), {0: 2**30, 3: -(2**30) - 9}, (0, 3)),
     "conv_3x3_ic3_oc5_no_proof": lambda r: extreme(conv(r, (5, 5), 3, 5, (3, 3)), {2: 2**30 - 7}, (), 1e-5),
-    "conv_3x3_ic3_oc5_no_proof_wide": lambda r: extreme(conv(r, (7, 16), 3, 5, (3, 3)), {2: 2**30 - 7}, (), 1e-5),
+    "conv_3x3_ic3_oc5_wide_no_proof": lambda r: extreme(conv(r, (7, 16), 3, 5, (3, 3)), {2: 2**30 - 7}, (), 1e-5),
     "dw3x3_c8_zero_rows": lambda r: extreme(dwconv(r, (5, 5), 8, 1, (3, 3)), {1: -(2**30) - 1, 6: 2**30}, (1, 6)),
     "dw3x3_c4_no_proof": lambda r: extreme(dwconv(r, (5, 5), 4, 1, (3, 3)), {3: -(2**30) + 3}, (), 2e-5),
     "dw3x3_c4_tall_no_proof": lambda r: extreme(dwconv(r, (12, 4), 4, 1, (3, 3)), {3: -(2**30) + 3}, (), 2e-5),
@@ -865,7 +865,7 @@ def test_c_kernel_general_requant_path(harness):
 
 
 THREE_CHANNEL_3X3 = ["conv_3x3_ic3_oc16_same", "conv_3x3_ic3_oc8_s2_same_wide", "conv_3x3_ic3_oc7_relu6_wide",
-                     "conv_3x3_ic3_oc5_valid_wide", "conv_3x3_ic3_oc6_dil2x1_wide", "conv_3x3_ic3_oc5_no_proof_wide"]
+                     "conv_3x3_ic3_oc5_valid_wide", "conv_3x3_ic3_oc6_dil2x1_wide", "conv_3x3_ic3_oc5_wide_no_proof"]
 
 
 def test_c_kernel_three_channel_3x3_offset_layout(harness, monkeypatch):
