@@ -36,6 +36,7 @@ from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.planner.patterns import match
 from mcuforge.planner.targets import cmsis_nn
+from mcuforge.planner.targets.cmsis_nn import common as cmsis_common
 from mcuforge.planner.targets.cmsis_nn.common import unpair_rows
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
@@ -336,6 +337,13 @@ CASES = {
     "conv_3x1_ic7_oc3_nobias": lambda r: conv(r, (5, 5), 7, 3, (3, 1), bias=False),
     "conv_3x3_ic32_oc33_per_tensor": lambda r: conv(r, (5, 5), 32, 33, (3, 3), per_channel=False),
     "conv_2x2_ic2_oc2_1px": lambda r: conv(r, (2, 2), 2, 2, (2, 2), padding="VALID"),
+    # 3x3 over three channels (the first layers): the DSP path widens blocks of three windows wholly
+    # inside the input straight from the input rows (wide maps: most blocks), the others through the
+    # int8 column; stride 2, odd pixel counts, odd out_c, VALID (the right edge's over-read), dilation
+    "conv_3x3_ic3_oc8_s2_same_wide": lambda r: conv(r, (15, 21), 3, 8, (3, 3), stride=(2, 2)),
+    "conv_3x3_ic3_oc7_relu6_wide": lambda r: conv(r, (7, 17), 3, 7, (3, 3), act="RELU6"),
+    "conv_3x3_ic3_oc5_valid_wide": lambda r: conv(r, (6, 16), 3, 5, (3, 3), padding="VALID"),
+    "conv_3x3_ic3_oc6_dil2x1_wide": lambda r: conv(r, (12, 14), 3, 6, (3, 3), dil=(2, 1), stride=(1, 2)),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
@@ -436,6 +444,7 @@ CASES = {
     # requantization proof (multipliers above 1)
     "conv_1x1_ic8_oc6_zero_rows": lambda r: extreme(conv(r, (3, 5), 8, 6, (1, 1)), {0: 2**30, 3: -(2**30) - 9}, (0, 3)),
     "conv_3x3_ic3_oc5_no_proof": lambda r: extreme(conv(r, (5, 5), 3, 5, (3, 3)), {2: 2**30 - 7}, (), 1e-5),
+    "conv_3x3_ic3_oc5_wide_no_proof": lambda r: extreme(conv(r, (7, 16), 3, 5, (3, 3)), {2: 2**30 - 7}, (), 1e-5),
     "dw3x3_c8_zero_rows": lambda r: extreme(dwconv(r, (5, 5), 8, 1, (3, 3)), {1: -(2**30) - 1, 6: 2**30}, (1, 6)),
     "dw3x3_c4_no_proof": lambda r: extreme(dwconv(r, (5, 5), 4, 1, (3, 3)), {3: -(2**30) + 3}, (), 2e-5),
     "dw3x3_c4_tall_no_proof": lambda r: extreme(dwconv(r, (12, 4), 4, 1, (3, 3)), {3: -(2**30) + 3}, (), 2e-5),
@@ -833,6 +842,18 @@ def test_c_kernel_equals_kernel_model(harness, name):
     assert not (bad := check_outputs([name], [out[i:i + n] for i in range(0, len(out), n)])), "\n".join(bad)
 
 
+def compare_runs(out: bytes, expected: list) -> tuple[list[str], int]:
+    """The harness's outputs `out` against (case, set, expected array) in order: the mismatches and
+    the bytes read."""
+    bad, pos = [], 0
+    for name, j, e in expected:
+        ours = np.frombuffer(out[pos:pos + e.nbytes], dtype=np.int8).reshape(e.shape)
+        pos += e.nbytes
+        if not np.array_equal(ours, e):
+            bad.append(f"{name} set {j}: " + first_mismatches(ours, e))
+    return bad, pos
+
+
 def test_c_kernel_general_requant_path(harness):
     """Every case with fast requantization records run again without them (rq = NULL, what a layer
     without a proof passes): the kernels' general requantization equals the kernel model too."""
@@ -844,13 +865,31 @@ def test_c_kernel_general_requant_path(harness):
         recs += [record(general, x, ip) for x, ip in zip(sets, flags)]
         expected += [(name, j, kc.run(x)) for j, x in enumerate(sets)]
     out = run_harness(harness, recs)
-    bad, pos = [], 0
-    for name, j, e in expected:
-        ours = np.frombuffer(out[pos:pos + e.nbytes], dtype=np.int8).reshape(e.shape)
-        pos += e.nbytes
-        if not np.array_equal(ours, e):
-            bad.append(f"{name} set {j}: " + first_mismatches(ours, e))
+    bad, pos = compare_runs(out, expected)
     assert len(names) > 20 and pos == len(out) and not bad, "\n".join(bad)
+
+
+THREE_CHANNEL_3X3 = ["conv_3x3_ic3_oc16_same", "conv_3x3_ic3_oc8_s2_same_wide", "conv_3x3_ic3_oc7_relu6_wide",
+                     "conv_3x3_ic3_oc5_valid_wide", "conv_3x3_ic3_oc6_dil2x1_wide", "conv_3x3_ic3_oc5_wide_no_proof"]
+
+
+def test_c_kernel_three_channel_3x3_offset_layout(harness, monkeypatch):
+    """The 3x3 three-channel cases (K = 27) in the offset pair layout, which the planner takes only
+    from K = 48 on (PAIR_OFFSET_MIN_K, lowered to 0 here): the DSP path's straight widening sums
+    each column for it; with and without the fast requantization records, equal to the kernel model."""
+    monkeypatch.setattr(cmsis_common, "PAIR_OFFSET_MIN_K", 0)
+    recs, expected = [], []
+    for name in THREE_CHANNEL_3X3:
+        kc, sets, flags = case_sets(name)
+        assert kc.params["pair_offset"] == 1 and kc.params["in_c"] == 3 and kc.params["k_h"] == 3
+        variants = [kc] + ([dataclasses.replace(kc, constants={r: v for r, v in kc.constants.items() if r != "rq"})]
+                           if "rq" in kc.constants else [])
+        for v in variants:
+            recs += [record(v, x, ip) for x, ip in zip(sets, flags)]
+            expected += [(name, j, kc.run(x)) for j, x in enumerate(sets)]
+    out = run_harness(harness, recs)
+    bad, pos = compare_runs(out, expected)
+    assert len(expected) > 40 and pos == len(out) and not bad, "\n".join(bad)
 
 
 # ---- the MLPerf Tiny models ----------------------------------------------------------------------

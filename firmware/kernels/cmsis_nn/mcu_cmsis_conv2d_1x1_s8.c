@@ -24,6 +24,29 @@ static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, 
 }
 #endif
 
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+/** The three pixels' in_c values at x0, x1, x2 widened into the block `col`: with in_c % 4 == 0 a
+    group of four of each at a time, side by side, else pixel by pixel (zero padded); s0, s1, s2:
+    NULL, or the columns' running sums (the offset layout). */
+static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0, const int8_t *x1, const int8_t *x2,
+                                                               int32_t in_c, int32_t *col, int32_t *s0, int32_t *s1,
+                                                               int32_t *s2)
+{
+    if (in_c & 3) {
+        mcu_pair_column(x0, in_c, col, s0);
+        mcu_pair_column(x1, in_c, col + 1, s1);
+        mcu_pair_column(x2, in_c, col + 2, s2);
+        return;
+    }
+    for (int32_t i = 0; i < in_c; i += 4, col += 2 * MCU_PAIR_COLUMNS) {
+        const int32_t a = mcu_read_s8x4(x0 + i), b = mcu_read_s8x4(x1 + i), c = mcu_read_s8x4(x2 + i);
+        mcu_pair_put4(col, a, MCU_PAIR_COLUMNS, s0);
+        mcu_pair_put4(col + 1, b, MCU_PAIR_COLUMNS, s1);
+        mcu_pair_put4(col + 2, c, MCU_PAIR_COLUMNS, s2);
+    }
+}
+#endif
+
 #if !defined(MCU_CMSIS_USE_DSP)
 /** out0 / out1 (out_c values each) from the input pixels in0 / in1 (in_c values each). */
 static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights, const int32_t *bias,
@@ -60,6 +83,8 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     const int32_t in_c = p->in_c;
     const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
     int32_t *const col = (int32_t *)(void *)scratch;
+    struct mcu_pair_gemm gemm;
+    mcu_pair_gemm_init(&gemm, &o, weights, in_c, bias, multiplier, shift, rq, col);
     /* stride 1: the pixels are consecutive */
     const int dense = p->stride_w == 1 && p->stride_h == 1 && p->in_w == p->out_w;
     for (; n < pixels; n += MCU_PAIR_COLUMNS) {
@@ -72,17 +97,12 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
         if (p->pair_offset) {
             int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
-            mcu_pair_column(x0, in_c, col, &s0);
-            mcu_pair_column(x1, in_c, col + 1, &s1);
-            mcu_pair_column(x2, in_c, col + 2, &s2);
+            widen_pixels(x0, x1, x2, in_c, col, &s0, &s1, &s2);
             sums[0] = s0, sums[1] = s1, sums[2] = s2;
         } else {
-            mcu_pair_column(x0, in_c, col, NULL);
-            mcu_pair_column(x1, in_c, col + 1, NULL);
-            mcu_pair_column(x2, in_c, col + 2, NULL);
+            widen_pixels(x0, x1, x2, in_c, col, NULL, NULL, NULL);
         }
-        mcu_cmsis_pair_matmul3(&o, weights, in_c, bias, multiplier, shift, rq, col, sums, output + n * out_c,
-                               output + n1 * out_c, output + n2 * out_c);
+        mcu_pair_gemm_block(&gemm, sums, output + n * out_c, output + n1 * out_c, output + n2 * out_c);
     }
 #else
     (void)rq;

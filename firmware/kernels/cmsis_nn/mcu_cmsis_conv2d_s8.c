@@ -6,9 +6,10 @@
  * output channel's filter row (OHWI weights in the pair layout) is multiplied with it.
  *
  * DSP path: three pixels' columns widened into scratch (mcu_cmsis_pair_dsp.h: interleaved int16
- * pairs, straight from the input when in_c % 4 == 0, else through one int8 column), then two
- * output channels x three pixels per step. Scratch: the widened block (6 * K4 bytes), then the int8
- * column (K4 and 4 bytes of slack).
+ * pairs, straight from the input when in_c % 4 == 0 or, for 3x3 windows over three channels (the
+ * first layers), when the block's three windows lie wholly inside the input; else through one int8
+ * column), then two output channels x three pixels per step. Scratch: the widened block (6 * K4
+ * bytes), then the int8 column (K4 and 4 bytes of slack).
  *
  * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with in_c % 16 == 0
  * two pixels' columns interleaved and two pixels x four output channels per step).
@@ -192,8 +193,30 @@ static inline __attribute__((always_inline)) void copy_rows(const int8_t *src, i
     }
 }
 
+/** The 3x3 window of a three-channel input (K = 27, the usual first layer) wholly inside the input,
+    its three rows of nine values `step` bytes apart at src, straight into column slot `slot` (no
+    int8 stage; K4 = 28, the last value 0). Each row is read as three words, up to three values past
+    its end: the pixel right of the window, inside the input (struct window's x_max). */
+static inline __attribute__((always_inline)) void widen_3x3x3(const int8_t *src, int32_t step, int32_t *slot,
+                                                              int32_t *sum)
+{
+    const int8_t *const r1 = src + step, *const r2 = r1 + step;
+    const uint32_t a2 = (uint32_t)mcu_read_s8x4(src + 8), b0 = (uint32_t)mcu_read_s8x4(r1);
+    const uint32_t b2 = (uint32_t)mcu_read_s8x4(r1 + 7), c0 = (uint32_t)mcu_read_s8x4(r2);
+    const uint32_t c2 = (uint32_t)mcu_read_s8x4(r2 + 6);
+    /* little endian: value j of a group of four in bits 8j .. 8j + 7 */
+    mcu_pair_put4(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS, sum);                            /* row 0: 0..3 */
+    mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, mcu_read_s8x4(src + 4), MCU_PAIR_COLUMNS, sum); /* 4..7 */
+    mcu_pair_put4(slot + 4 * MCU_PAIR_COLUMNS, (int32_t)((a2 & 0xffu) | (b0 << 8)), MCU_PAIR_COLUMNS, sum);
+    mcu_pair_put4(slot + 6 * MCU_PAIR_COLUMNS, mcu_read_s8x4(r1 + 3), MCU_PAIR_COLUMNS, sum); /* row 1: 3..6 */
+    mcu_pair_put4(slot + 8 * MCU_PAIR_COLUMNS, (int32_t)((b2 & 0xffffu) | (c0 << 16)), MCU_PAIR_COLUMNS, sum);
+    mcu_pair_put4(slot + 10 * MCU_PAIR_COLUMNS, mcu_read_s8x4(r2 + 2), MCU_PAIR_COLUMNS, sum); /* row 2: 2..5 */
+    mcu_pair_put4(slot + 12 * MCU_PAIR_COLUMNS, (int32_t)(c2 & 0xffffffu), MCU_PAIR_COLUMNS, sum);
+}
+
 /** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
-    from the input rows when in_c % 4 == 0, else through `stage` (an int8 column of K4 values and 4
+    from the input rows when in_c % 4 == 0 or the window is 3x3 over three channels and inside the
+    input (widen_3x3x3), else through `stage` (an int8 column of K4 values and 4
     bytes of slack; the values past K are set to 0: they meet zero weights, and the offset layout's
     column sums count them). */
 static inline __attribute__((always_inline)) void im2col_column_body(const mcu_cmsis_conv_params *p,
@@ -223,15 +246,21 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
         }
         return;
     }
-    if (inside) {
-        copy_rows(input + (iy0 * p->in_w + ix0) * p->in_c, g->step, p->k_h, g->words, g->row, stage);
+    /* an inside 3x3 three-channel window in a block block_3x3x3 did not take (across two rows, or another
+       window of it over the border) */
+    if (inside && p->in_c == 3 && p->k_h == 3 && p->k_w == 3) {
+        widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, s);
     } else {
-        im2col_s8(p, input, oy, ox, stage);
+        if (inside) {
+            copy_rows(input + (iy0 * p->in_w + ix0) * p->in_c, g->step, p->k_h, g->words, g->row, stage);
+        } else {
+            im2col_s8(p, input, oy, ox, stage);
+        }
+        if (k < k4) { /* the 1..3 values past K (and up to 3 bytes of the slack): one word, not a memset call */
+            mcu_write_s8x4(stage + k, 0);
+        }
+        widen_run(stage, k4, slot, s);
     }
-    if (k < k4) { /* the 1..3 values past K (and up to 3 bytes of the slack): one word, not a memset call */
-        mcu_write_s8x4(stage + k, 0);
-    }
-    widen_run(stage, k4, slot, s);
     if (sum != NULL) {
         *sum = acc;
     }
@@ -251,6 +280,56 @@ static __attribute__((noinline)) void im2col_column_sum(const mcu_cmsis_conv_par
                                                         int32_t k4, int8_t *stage, int32_t *slot, int32_t *sum)
 {
     im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, sum);
+}
+/** 1 where the windows are 3x3 over three channels (K = 27) and not dilated horizontally: the
+    blocks whose three windows are wholly inside the input take block_3x3x3. */
+static int direct_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g)
+{
+    return p->in_c == 3 && p->k_h == 3 && p->k_w == 3 && g->x_max >= 0;
+}
+
+/** The first value of output pixel (oy, ox)'s window when it is wholly inside the input (struct
+    window), else NULL. */
+static inline const int8_t *inside_window(const mcu_cmsis_conv_params *p, const struct window *g,
+                                          const int8_t *input, int32_t oy, int32_t ox)
+{
+    const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
+    const int inside = ix0 >= 0 && ix0 <= g->x_max && iy0 >= 0 && iy0 <= g->y_max;
+    return inside ? input + (iy0 * p->in_w + ix0) * p->in_c : NULL;
+}
+
+/** The block of pixels n, n + 1, n + 2 (pixel n at (y, *ox)) when the three are in one output
+    row and their windows are 3x3 over three channels wholly inside the input: widened straight
+    from the input rows into the block `col` (sums: NULL, or each column's sum of values, the offset
+    layout), *ox moved to the block's last pixel, 1; else (a short last block, a block across two
+    rows, a window over the border) 0, nothing done. Not inlined: the other blocks' loop keeps its
+    registers. */
+static __attribute__((noinline)) int block_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g,
+                                                 const int8_t *input, int32_t n, int32_t pixels, int32_t y,
+                                                 int32_t *ox, int32_t *col, int32_t *sums)
+{
+    const int32_t x = *ox;
+    if (n + 2 >= pixels || x + 2 >= p->out_w) {
+        return 0;
+    }
+    const int8_t *const s0 = inside_window(p, g, input, y, x);
+    if (s0 == NULL || inside_window(p, g, input, y, x + 2) == NULL) {
+        return 0; /* x is monotone along the row: the middle window is inside too */
+    }
+    const int8_t *const s1 = s0 + 3 * p->stride_w, *const s2 = s1 + 3 * p->stride_w;
+    *ox = x + 2;
+    if (sums == NULL) {
+        widen_3x3x3(s0, g->step, col, NULL);
+        widen_3x3x3(s1, g->step, col + 1, NULL);
+        widen_3x3x3(s2, g->step, col + 2, NULL);
+        return 1;
+    }
+    int32_t t0 = 0, t1 = 0, t2 = 0; /* locals: the column's stores cannot alias them */
+    widen_3x3x3(s0, g->step, col, &t0);
+    widen_3x3x3(s1, g->step, col + 1, &t1);
+    widen_3x3x3(s2, g->step, col + 2, &t2);
+    sums[0] = t0, sums[1] = t1, sums[2] = t2;
+    return 1;
 }
 #elif !defined(MCU_CMSIS_USE_MVE)
 typedef int16_t col_t; /* the plain path's im2col values */
@@ -337,6 +416,9 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int32_t over = (p->in_c & 3) ? (4 * words - row + p->in_c - 1) / p->in_c : 0; /* pixels read past a row */
     const struct window g = {p->dil_w == 1 ? p->in_w - p->k_w - over : -1, p->in_h - 1 - (p->k_h - 1) * p->dil_h,
                              row, p->dil_h * p->in_w * p->in_c, words};
+    const int direct = direct_3x3x3(p, &g);
+    struct mcu_pair_gemm gemm;
+    mcu_pair_gemm_init(&gemm, &o, weights, k, bias, multiplier, shift, rq, col);
     int32_t oy = 0, ox = 0; /* pixel n */
     for (; n < pixels; n += MCU_PAIR_COLUMNS) {
         /* a short last block: its last pixel again, computed twice into the same place */
@@ -344,22 +426,23 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
         int32_t y = oy, x = ox;
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
-        for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
-            if (j > 0 && n + j < pixels && ++x == out_w) {
-                x = 0, y++;
-            }
-            if (p->pair_offset) {
-                im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
-            } else {
-                im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
+        if (!direct || !block_3x3x3(p, &g, input, n, pixels, y, &x, col, p->pair_offset ? sums : NULL)) {
+            for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
+                if (j > 0 && n + j < pixels && ++x == out_w) {
+                    x = 0, y++;
+                }
+                if (p->pair_offset) {
+                    im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
+                } else {
+                    im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
+                }
             }
         }
         if (++x == out_w) { /* the next block's first pixel */
             x = 0, y++;
         }
         oy = y, ox = x;
-        mcu_cmsis_pair_matmul3(&o, weights, k, bias, multiplier, shift, rq, col, sums, output + n * out_c,
-                               output + n1 * out_c, output + n2 * out_c);
+        mcu_pair_gemm_block(&gemm, sums, output + n * out_c, output + n1 * out_c, output + n2 * out_c);
     }
 #else
     col_t *const col0 = (col_t *)scratch;

@@ -345,19 +345,20 @@ struct mcu_pair_job {
     "cmp lr, r0\n\t"                                                                                              \
     "bne 4b\n\t"
 
-/* the six results stored, the job advanced to the next pair (loop at label 1) */
+/* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job) */
 #define MCU_PAIR_AEPILOGUE                                                                                         \
     "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
+    "add r0, r12, r0\n\t"                                                                                         \
     MCU_PAIR_AREQ("r2") "strb r11, [r12]\n\t"                                                                     \
-    MCU_PAIR_AREQ("r3") "strb r11, [r12, r1]\n\t"                                                                 \
-    MCU_PAIR_AREQ("r4") "strb r11, [r12, r0]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r3") "strb r11, [r1]\n\t"                                                                      \
+    MCU_PAIR_AREQ("r4") "strb r11, [r0]\n\t"                                                                      \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    "add r12, r12, #1\n\t"                                                                                        \
-    MCU_PAIR_AREQ("r5") "strb r11, [r12]\n\t"                                                                     \
-    MCU_PAIR_AREQ("r6") "strb r11, [r12, r1]\n\t"                                                                 \
-    MCU_PAIR_AREQ("r7") "strb r11, [r12, r0]\n\t"                                                                 \
-    "add r12, r12, #1\n\t"                                                                                        \
+    MCU_PAIR_AREQ("r5") "strb r11, [r12, #1]\n\t"                                                                 \
+    MCU_PAIR_AREQ("r6") "strb r11, [r1, #1]\n\t"                                                                  \
+    MCU_PAIR_AREQ("r7") "strb r11, [r0, #1]\n\t"                                                                  \
+    "add r12, r12, #2\n\t"                                                                                        \
     "ldr r0, [sp]\n\t"                                                                                            \
     "str r12, [r0, #8]\n\t"                                                                                       \
     "str lr, [r0, #12]\n\t"                                                                                       \
@@ -374,8 +375,7 @@ __attribute__((naked, noinline)) static void mcu_pair_rows3_asm(struct mcu_pair_
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(48)
-                     "1:\n\t" /* a pair: the biases, then into the K loop */
-                     "ldr r0, [sp]\n\t"
+                     "1:\n\t" /* a pair (r0: the job): the biases, then into the K loop */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
                      "ldrd r2, r5, [r8], #8\n\t"
@@ -399,8 +399,7 @@ __attribute__((naked, noinline)) static void mcu_pair_rows3_asm_offset(struct mc
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
-                     "1:\n\t"
-                     "ldr r0, [sp]\n\t"
+                     "1:\n\t" /* a pair (r0: the job) */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
                      "ldrd r2, r5, [r8], #8\n\t"
@@ -431,36 +430,50 @@ __attribute__((naked, noinline)) static void mcu_pair_rows3_asm_offset(struct mc
                      MCU_PAIR_AEPILOGUE);
 }
 
+/** The job of the fast form's full pairs (`pairs` >= 1) from their first pair on, the column
+    block col; each run (mcu_pair_job_run) sets its outputs and starts (rq, weights, biases). */
+static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *weights, int32_t k, int32_t pairs,
+                                     const int32_t *bias, const int32_t *rq, const int32_t *col)
+{
+    const int32_t steps = mcu_pair_k4(k) >> 1;
+    const int32_t e = (8 - (steps & 7)) & 7;
+    const int8_t *const col_entry = (const int8_t *)col - 4 - 12 * e;
+    job->rq = rq;
+    job->wp = weights - 4 - 4 * e;
+    job->bias = bias;
+    job->col = col_entry;
+    job->end = col_entry + 12 * (steps + e);
+    job->skip = 2 * MCU_CMSIS_PAIR_DEPTH(k) - 4 * steps - 4 * e;
+    job->rq_end = rq + 6 * pairs;
+    job->entry = 0;
+    job->e = e;
+    job->bias_b = 0;
+}
+
+/** The job's pairs (from the starts its rq, wp and bias hold) into out0, out1, out2; sums: NULL
+    for the plain layout, else 128 * each column's sum (the offset layout). */
+static inline void mcu_pair_job_run(struct mcu_pair_job *job, const int32_t *sums, int8_t *out0, int8_t *out1,
+                                    int8_t *out2)
+{
+    job->d2 = (int32_t)(out2 - out0);
+    job->d1 = (int32_t)(out1 - out0);
+    job->out = out0;
+    if (sums != NULL) {
+        job->sums[0] = sums[0], job->sums[1] = sums[1], job->sums[2] = sums[2];
+        mcu_pair_rows3_asm_offset(job);
+    } else {
+        mcu_pair_rows3_asm(job);
+    }
+}
+
 /** The fast form's full pairs (`pairs` >= 1) through the assembly. */
 static void mcu_pair_fast_pairs(const int8_t *weights, int32_t k, int32_t pairs, const int32_t *bias,
                                 const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0,
                                 int8_t *out1, int8_t *out2)
 {
-    const int32_t steps = mcu_pair_k4(k) >> 1;
-    const int32_t e = (8 - (steps & 7)) & 7;
-    const int8_t *const col_entry = (const int8_t *)col - 4 - 12 * e;
-    struct mcu_pair_job job = {
-        .d2 = (int32_t)(out2 - out0),
-        .d1 = (int32_t)(out1 - out0),
-        .out = out0,
-        .rq = rq,
-        .wp = weights - 4 - 4 * e,
-        .bias = bias,
-        .col = col_entry,
-        .end = col_entry + 12 * (steps + e),
-        .skip = 2 * MCU_CMSIS_PAIR_DEPTH(k) - 4 * steps - 4 * e,
-        .rq_end = rq + 6 * pairs,
-        .entry = 0,
-        .e = e,
-        .sums = {0, 0, 0},
-        .bias_b = 0,
-    };
-    if (sums != NULL) {
-        job.sums[0] = sums[0], job.sums[1] = sums[1], job.sums[2] = sums[2];
-        mcu_pair_rows3_asm_offset(&job);
-    } else {
-        mcu_pair_rows3_asm(&job);
-    }
+    struct mcu_pair_job job;
+    mcu_pair_job_init(&job, weights, k, pairs, bias, rq, col);
+    mcu_pair_job_run(&job, sums, out0, out1, out2);
 }
 #endif
 
@@ -513,6 +526,55 @@ static inline void mcu_cmsis_pair_matmul3(const mcu_pair_out *o, const int8_t *w
     } else {
         mcu_pair_matmul3_other(o, weights, k, bias, multiplier, shift, rq, col, s128, out0, out1, out2);
     }
+}
+
+/** A convolution's matrix products, one column block at a time into the same scratch block `col`:
+    what every block shares, set once (mcu_pair_gemm_init). With the fast requantization on the
+    assembly's path (an even row count, K > 0) the pair job itself is kept, and each block sets only
+    its outputs, column sums and the job's three starts (mcu_pair_gemm_block); otherwise each block
+    is an mcu_cmsis_pair_matmul3. */
+struct mcu_pair_gemm {
+    mcu_pair_out o;
+    const int8_t *weights;
+    int32_t k;
+    const int32_t *bias, *multiplier, *shift, *rq, *col;
+#if MCU_PAIR_ASM
+    int fast;
+    struct mcu_pair_job job;
+#endif
+};
+
+static inline void mcu_pair_gemm_init(struct mcu_pair_gemm *g, const mcu_pair_out *o, const int8_t *weights, int32_t k,
+                                      const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                      const int32_t *rq, const int32_t *col)
+{
+    g->o = *o, g->weights = weights, g->k = k, g->bias = bias, g->multiplier = multiplier, g->shift = shift;
+    g->rq = rq, g->col = col;
+#if MCU_PAIR_ASM
+    g->fast = rq != NULL && o->act_min == -128 && o->act_max == 127 && (o->rows & 1) == 0 && o->rows > 0 && k > 0;
+    if (g->fast) {
+        mcu_pair_job_init(&g->job, weights, k, o->rows >> 1, bias, rq, col);
+    }
+#endif
+}
+
+/** The block's outputs out_p[r] for every row r and the three columns p of the block (sums: each
+    column's sum of values, read with the offset layout). */
+static inline void mcu_pair_gemm_block(struct mcu_pair_gemm *g, const int32_t *sums, int8_t *out0, int8_t *out1,
+                                       int8_t *out2)
+{
+#if MCU_PAIR_ASM
+    if (g->fast) {
+        const int32_t s128[3] = {sums[0] * 128, sums[1] * 128, sums[2] * 128};
+        g->job.rq = g->rq;
+        g->job.wp = g->weights - 4 - 4 * g->job.e;
+        g->job.bias = g->bias;
+        mcu_pair_job_run(&g->job, g->o.pair_offset ? s128 : NULL, out0, out1, out2);
+        return;
+    }
+#endif
+    mcu_cmsis_pair_matmul3(&g->o, g->weights, g->k, g->bias, g->multiplier, g->shift, g->rq, g->col, sums, out0,
+                           out1, out2);
 }
 
 #endif /* MCU_CMSIS_USE_DSP && !MCU_CMSIS_USE_MVE */
