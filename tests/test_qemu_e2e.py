@@ -97,7 +97,7 @@ def test_bench_reports_every_figure(cli, tmp_path):
     r = json.loads(proc.stdout)
     assert r["unit"] == "instructions" and r["instructions"] > 0 and r["deterministic"]
     assert set(r["flash"]) == {"code", "weights", "other", "total"} and r["flash"]["weights"] >= 270_880
-    assert set(r["ram"]) == {"arena", "state", "static", "stack", "total"} and r["ram"]["arena"] == 2048
+    assert set(r["ram"]) == {"arena", "state", "static", "stack", "total"} and r["ram"]["arena"] == 768
     assert r["ram"]["state"] == 0  # the autoencoder has no recurrent state
     assert r["compile_seconds"] > 0 and len(r["layers"]) == 10
     assert sum(L["instructions"] for L in r["layers"]) <= r["instructions"]
@@ -121,7 +121,7 @@ def test_run_command_prints_outputs_and_report(cli, tmp_path):
     got = np.load(tmp_path / "out.npz")["arr_0"]
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert "output 0 int8[1, 640]: " in proc.stdout
-    for needle in ("instructions: ", "flash: ", "RAM: ", "stack high-water: ", "arena: 2,048 B planned", "per layer:"):
+    for needle in ("instructions: ", "flash: ", "RAM: ", "stack high-water: ", "arena: 768 B planned", "per layer:"):
         assert needle in proc.stdout, needle
     dev = cli("compile", MLPERF_MODELS["ad"], "-o", tmp_path / "ad", "--prefix", "ad")
     assert dev.returncode == 0, dev.stderr
