@@ -120,10 +120,10 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
     """Plan the arena in a memory mode; returns the program with the kernel parameters the used
     overlaps need (Overlap.needs) set, and its plan.
 
-    fast: no Overlap declaration used. min: every declaration. balanced: every declaration that
-    needs no parameter (no instruction cost), and those that do only where the arena gets smaller
-    without them otherwise, each dropped again if the arena stays as small without it, and none
-    if together they cost more than `budget` instructions (their Overlap.cost_instructions)."""
+    fast: no Overlap declaration used. min: every declaration that needs no parameter (no
+    instruction cost), and those that do except each the arena stays as small without. balanced:
+    the same, then while those cost more than `budget` instructions together (their
+    Overlap.cost_instructions), the one whose loss grows the arena least dropped."""
     if mode not in MEMORY_MODES:
         raise ModelError(f"unknown memory mode '{mode}'; known: {', '.join(MEMORY_MODES)}")
     costly = {s for s, b in enumerate(program.bindings) if b.kernel.overlap is not None and b.kernel.overlap.needs}
@@ -134,21 +134,24 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
 
         return _plan(program, algorithms, mode, use)
 
+    def cost(steps: set[int]) -> int:
+        return sum(program.bindings[s].kernel.overlap.cost_instructions for s in steps)
+
     chosen: set[int] = set()
     arena = attempt(chosen)
     if mode != "fast" and costly:
-        full = attempt(costly)
-        if mode == "min" or full.arena_bytes < arena.arena_bytes:
-            keep = costly & {s for s, _, _ in full.overlaps}
-            best = attempt(keep)
-            for step in sorted(keep) if mode == "balanced" else ():
-                trial = attempt(keep - {step})
-                if trial.arena_bytes <= best.arena_bytes:
-                    best, keep = trial, keep - {step}
-            cost = sum(program.bindings[s].kernel.overlap.cost_instructions for s in keep)
-            if (best.arena_bytes < arena.arena_bytes or (mode == "min" and best.arena_bytes == arena.arena_bytes)
-                    ) and not (mode == "balanced" and cost > budget):
-                arena, chosen = best, keep
+        keep = set(costly)
+        best = attempt(keep)
+        for step in sorted(costly):  # drop what the arena does not need
+            trial = attempt(keep - {step})
+            if trial.arena_bytes <= best.arena_bytes:
+                best, keep = trial, keep - {step}
+        while mode == "balanced" and cost(keep) > budget:  # drop the one whose loss grows the arena least
+            best, step = min(((attempt(keep - {s}), s) for s in sorted(keep)),
+                             key=lambda t: (t[0].arena_bytes, -program.bindings[t[1]].kernel.overlap.cost_instructions))
+            keep.discard(step)
+        if best.arena_bytes < arena.arena_bytes:
+            arena, chosen = best, keep
     used = costly & chosen
     bindings = tuple(replace(b, kernel=_with_needs(b.kernel)) if s in used else b for s, b in enumerate(program.bindings))
     costs = tuple((s, program.bindings[s].kernel.overlap.cost) for s in sorted(used))

@@ -892,6 +892,31 @@ def test_c_kernel_three_channel_3x3_offset_layout(harness, monkeypatch):
     assert len(expected) > 40 and pos == len(out) and not bad, "\n".join(bad)
 
 
+def test_c_kernel_depthwise_pixel_sweep_any_requantization(harness):
+    """The DSP pixel sweep an overlap needs (planner/targets/cmsis_nn/depthwise.py's overlap: the
+    planner sets sweep = pixels on any 3x3 depthwise layer with depth multiplier 1 and no dilation,
+    whatever its clamp): every such case forced to it, with its own scratch, with and without the
+    fast requantization records (the general instance of mcu_cmsis_dw3x3_dsp.h), equal to the
+    kernel model on the plain and DSP paths."""
+    recs, expected, clamped = [], [], 0
+    for name in sorted(CASES):
+        if not name.startswith("dw3x3"):
+            continue
+        kc, sets, flags = case_sets(name)
+        if kc.overlap is None or ("sweep", 2) not in kc.overlap.needs:
+            continue
+        pixels = dataclasses.replace(kc, params={**kc.params, "sweep": 2}, scratch_bytes=kc.overlap.scratch_bytes)
+        clamped += (kc.params["act_min"], kc.params["act_max"]) != (-128, 127)
+        variants = [pixels] + ([dataclasses.replace(pixels, constants={r: v for r, v in kc.constants.items()
+                                                                       if r != "rq"})] if "rq" in kc.constants else [])
+        for v in variants:
+            recs += [record(v, x, ip) for x, ip in zip(sets, flags)]
+            expected += [(name, j, kc.run(x)) for j, x in enumerate(sets)]
+    out = run_harness(harness, recs)
+    bad, pos = compare_runs(out, expected)
+    assert clamped and len(expected) > 20 and pos == len(out) and not bad, "\n".join(bad)
+
+
 # ---- the MLPerf Tiny models ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", sorted(MLPERF_MODELS))

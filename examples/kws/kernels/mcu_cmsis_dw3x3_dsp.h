@@ -1,7 +1,8 @@
 /*
  * DSP path of mcu_cmsis_dwconv2d_s8 for small maps (sweep MCU_CMSIS_DW_SWEEP_PIXELS: 3x3 filters,
- * depth multiplier 1, no dilation, any stride and padding, the fast requantization proven and the
- * clamp the whole int8 range: the planner's conditions): pixel by pixel, every channel of a
+ * depth multiplier 1, no dilation, any stride and padding; the planner's own choice with the fast
+ * requantization proven and the clamp the whole int8 range, any requantization where an overlap
+ * needs the pixel order, planner/overlap.py): pixel by pixel, every channel of a
  * pixel before the next, so its set-up is paid once for all channels (the line sweep of
  * mcu_cmsis_dwconv_dsp.h pays per group of four channels and output line, too much on a few
  * pixels).
@@ -125,10 +126,22 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_fast(const mcu_cmsis
     mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out, 1);
 }
 
-/** Every output pixel; rq given, the clamp the whole int8 range. */
+/** The same with a clamp inside the int8 range, or without rq (the general requantization). */
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_any(const mcu_cmsis_dw_conv_params *p,
+                                                                const int8_t *input, const int8_t *pad,
+                                                                const int32_t *wq, const int8_t *weights,
+                                                                const int32_t *bias, const int32_t *multiplier,
+                                                                const int32_t *shift, const int32_t *rq, int32_t iy,
+                                                                int32_t ix, int8_t *out)
+{
+    mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, out, 0);
+}
+
+/** Every output pixel; fast: rq given and the clamp the whole int8 range (the planner's own pixel
+    sweep), else any requantization (the pixel sweep an overlap needs). */
 static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
                                        const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                       const int32_t *rq, int32_t *scratch, int8_t *output)
+                                       const int32_t *rq, int32_t *scratch, int8_t *output, int fast)
 {
     const int32_t ch = p->out_c, out_h = p->out_h, out_w = p->out_w;
     int8_t *const pad = (int8_t *)scratch;
@@ -147,8 +160,8 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
         const int32_t iy = oy * p->stride_h - p->pad_top;
         for (int32_t ox = 0; ox < out_w; ox++) {
             const int32_t ix = ox * p->stride_w - p->pad_left;
-            mcu_cmsis_dw3x3_pixel_fast(p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix,
-                                       output + (oy * out_w + ox) * ch);
+            (fast ? mcu_cmsis_dw3x3_pixel_fast : mcu_cmsis_dw3x3_pixel_any)(
+                p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, output + (oy * out_w + ox) * ch);
         }
     }
 }

@@ -641,9 +641,9 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
 {
     const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
     if (p->sweep == MCU_CMSIS_DW_SWEEP_PIXELS) {
-        if (fast) { /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
-            mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output);
-            return;
+        if (p->k_h == 3 && p->k_w == 3 && p->dil_h == 1 && p->dil_w == 1 && p->depth_multiplier == 1) {
+            mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output, fast);
+            return; /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
         }
         for (int32_t oy = 0; oy < p->out_h; oy++) { /* else the plain C path, which needs no scratch */
             for (int32_t ox = 0; ox < p->out_w; ox++) {

@@ -35,7 +35,7 @@ def lower(call: Call) -> Lowered:
     params["sweep"] = sweep(params, fast)
     params["band_rows"] = 0
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params),
-                   overlap=overlap(params, fast, call.type.nbytes))
+                   overlap=overlap(params, call.type.nbytes))
 
 
 # The DSP path's sweeps over the output (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h).
@@ -43,12 +43,12 @@ ROWS, COLUMNS, PIXELS, ONE_INPUT = DW_ROWS, DW_COLUMNS, DW_PIXELS, DW_ONE_INPUT
 BAND_ROWS = 8  # rows of the Helium column path's bands (after a first one of four) when it overlaps
 
 
-def overlap(p: dict, fast: bool, out_bytes: int) -> Overlap | None:
+def overlap(p: dict, out_bytes: int) -> Overlap | None:
     """How far the output may overlap the input (planner/overlap.py's depthwise_orders): output
     pixels one at a time in raster order, each pixel's channels written while its taps are read,
     on the plain C path, the DSP pixel sweep and Helium's pixel paths. The DSP line sweeps go over
     the whole map per group of four channels, so an overlap needs the pixel sweep (where it has
-    the fast 3x3 kernel: 3x3, depth multiplier 1, no dilation, the fast requantization); Helium's
+    the 3x3 pixel kernel: 3x3, depth multiplier 1, no dilation); Helium's
     column path reads the whole map before its last write unless it runs in bands (band_rows: a
     column set-up per band), which then write a band of rows while reading its windows. The one
     input channel paths are not modelled: no overlap."""
@@ -58,7 +58,7 @@ def overlap(p: dict, fast: bool, out_bytes: int) -> Overlap | None:
     needs, costs, cost, shift = [], [], 0, base.max_shift
     pixels = None
     if p["sweep"] != PIXELS:
-        if not (fast and (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)):
+        if (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) != (3, 3, 1, 1, 1):
             return None
         needs.append(("sweep", PIXELS))
         extra = pixel_sweep_cost(p)
