@@ -173,7 +173,6 @@ HOST_CASES = [("mobilenet_v1_025_96_i8.tflite", ("cmsis-nn", "c")), ("squeezenet
               ("mobilenet_v2_035_96_u8.tflite", ("cmsis-nn", "c"))]
 
 
-
 @pytest.mark.parametrize("dsp", [False, True], ids=["plain", "dsp"])
 @pytest.mark.parametrize("name, targets", HOST_CASES, ids=[f"{n}-{'+'.join(t)}" for n, t in HOST_CASES])
 def test_overlapped_keras_models_bit_exact_on_host(name, targets, dsp):
