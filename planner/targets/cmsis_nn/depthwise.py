@@ -79,13 +79,15 @@ def overlap(p: dict, out_bytes: int) -> Overlap | None:
 
 
 def pixel_sweep_cost(p: dict) -> int:
-    """Instructions the DSP pixel sweep adds over the line sweep, roughly (measured on VWW's and
-    KWS's 3x3 depthwise layers on QEMU mps2-an386: from 0.12 fewer to 0.13 more per MAC): PIXEL_SWEEP_EXTRA per
-    multiply-accumulate."""
-    return int(PIXEL_SWEEP_EXTRA * p["out_h"] * p["out_w"] * p["out_c"] * p["k_h"] * p["k_w"])
+    """Instructions the DSP pixel sweep adds over the line sweep, an upper estimate: PIXEL_SWEEP_MAC
+    per multiply-accumulate and PIXEL_SWEEP_PIXEL per output pixel (its set-up: nine tap pointers,
+    border checks). Measured on QEMU mps2-an386: VWW's 48x48x8 layer +103 per pixel, its 24x24x32
+    layer +38, its 24x24x16 stride-2 layer and KWS's 25x5x64 layers cheaper with pixels (-46, -67)."""
+    return int(PIXEL_SWEEP_MAC * p["out_h"] * p["out_w"] * p["out_c"] * p["k_h"] * p["k_w"]
+               + PIXEL_SWEEP_PIXEL * p["out_h"] * p["out_w"])
 
 
-PIXEL_SWEEP_EXTRA = 0.15
+PIXEL_SWEEP_MAC, PIXEL_SWEEP_PIXEL = 0.15, 100
 
 
 def band_cost(p: dict) -> int:
