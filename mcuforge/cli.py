@@ -374,9 +374,10 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-MEMORY_HELP = ("arena against instructions: min (every overlap of an output with its input the kernels allow), "
-               "balanced (default: those costing at most ~5%% more instructions; today all of them cost none), "
-               "fast (no overlap beyond element-wise in place)")
+MEMORY_HELP = ("arena against instructions: min (every overlap of an output with its input the kernels allow and "
+               "the arena needs, whatever the slower kernel paths some need cost), balanced (default: the free "
+               "ones, and the costly ones within ~5%% more instructions), fast (no overlap beyond element-wise "
+               "in place)")
 OPT_HELP = f"arm-none-eabi-gcc optimization level: {', '.join(OPT_LEVELS)} (default -O2; the dash is optional)"
 BUILD_DIR_HELP = ("where to build (default: outside DIR, under $XDG_CACHE_HOME/mcuforge/build/ or "
                   "~/.cache/mcuforge/build/)")
