@@ -80,12 +80,11 @@ def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool]
             shift = b.kernel.overlap.max_shift
             if arg not in program.states and b.args.count(arg) == 1 and _dies_at(arg, step, last, program):
                 constraints.append(InPlace(b.out, arg, lo=None, hi=shift - shift % ALIGNMENT))
-        scratch = b.kernel.scratch_bytes
-        overlap = b.kernel.overlap
-        if overlap is not None and overlap.needs and overlap.scratch_bytes is not None and use_overlap(step, overlap):
-            scratch = overlap.scratch_bytes  # the kernel runs with the parameters the overlap needs
-        if scratch:
-            buffers.append(Buffer(f"scratch{step}", scratch, ALIGNMENT, step, step))
+        kernel = b.kernel  # as it runs: with the parameters (and scratch) of an overlap it uses that needs them
+        if kernel.overlap is not None and kernel.overlap.needs and use_overlap(step, kernel.overlap):
+            kernel = _with_needs(kernel)
+        if kernel.scratch_bytes:
+            buffers.append(Buffer(f"scratch{step}", kernel.scratch_bytes, ALIGNMENT, step, step))
     return buffers, constraints
 
 
@@ -148,7 +147,7 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
                 best, keep = trial, keep - {step}
         while mode == "balanced" and cost(keep) > budget:  # drop the one whose loss grows the arena least
             best, step = min(((attempt(keep - {s}), s) for s in sorted(keep)),
-                             key=lambda t: (t[0].arena_bytes, -program.bindings[t[1]].kernel.overlap.cost_instructions))
+                             key=lambda t: (t[0].arena_bytes, -cost({t[1]})))
             keep.discard(step)
         if best.arena_bytes < arena.arena_bytes:
             arena, chosen = best, keep

@@ -147,10 +147,11 @@ DW_ROWS, DW_COLUMNS, DW_PIXELS, DW_ONE_INPUT = 0, 1, 2, 3
 
 
 def _everything(p: Mapping[str, Any], path: str) -> Order:
-    """One block reading the whole input while it writes the whole output: no overlap passes."""
-    rows = p.get("batches", 1) * p["in_h"] * p["in_w"] * p["in_c"]
-    return Order(path, np.array([0]), np.array([rows]), np.array([0]),
-                 np.array([p.get("batches", 1) * p["out_h"] * p["out_w"] * p["out_c"]]), False)
+    """One block reading the whole input (every batch) while it writes the whole output: no
+    overlap passes."""
+    batches = p.get("batches", 1)
+    return Order(path, np.array([0]), np.array([batches * p["in_h"] * p["in_w"] * p["in_c"]]), np.array([0]),
+                 np.array([batches * p["out_h"] * p["out_w"] * p["out_c"]]), False)
 
 
 def mve_column_rows(p: Mapping[str, Any]) -> tuple[int, int] | None:
@@ -223,9 +224,7 @@ def portable_pixel_orders(p: Mapping[str, Any]) -> list[Order]:
     batch only (a plan overlapping a batched layer is refused: an order reading everything)."""
     g = portable_geometry(p)
     if g.get("batches", 1) != 1:
-        n = g["out_h"] * g["out_w"]
-        everything = np.array([0]), np.array([g["in_h"] * g["in_w"] * g["in_c"] * g["batches"]])
-        return [Order("batched", *everything, np.array([0]), np.array([n * g["out_c"] * g["batches"]]), False)]
+        return [_everything(g, "batched")]
     return pixel_orders(g)
 
 
