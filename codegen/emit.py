@@ -325,7 +325,23 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
         sources[src.name] = src
         header = target.sources / _header_for(kc, target)
         roots += [src, header] if header.is_file() else [src]
+    todo = list(sources.values())
+    while todo:  # the kernels a kernel calls (a fused one calls the kernels it fuses)
+        for name in _CALLS.findall(todo.pop().read_text()):
+            for dep in name.split():
+                path = sources.get(dep) or next(iter(p.parent / dep for p in sources.values()
+                                                     if (p.parent / dep).is_file()), None)
+                if path is None:
+                    raise CodegenError(f"kernel dependency {dep} not found")
+                if dep not in sources:
+                    sources[dep] = path
+                    roots.append(path)
+                    todo.append(path)
     return sources, _included(roots)
+
+
+# A kernel source that calls other kernels names their sources in this comment.
+_CALLS = re.compile(r"^/\* mcuforge kernel calls: ([\w. ]+) \*/$", re.MULTILINE)
 
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)

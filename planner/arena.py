@@ -72,9 +72,9 @@ def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool]
     for step, b in enumerate(program.bindings):
         if b.kernel.view:
             constraints.append(Alias(b.out, b.args[0]))
-        elif (b.kernel.in_place and b.args and b.args[0] not in program.states
-              and _dies_at(b.args[0], step, last, program)):
-            constraints.append(InPlace(b.out, b.args[0]))
+        elif (b.kernel.in_place and b.args and b.args[b.kernel.in_place_input] not in program.states
+              and _dies_at(b.args[b.kernel.in_place_input], step, last, program)):
+            constraints.append(InPlace(b.out, b.args[b.kernel.in_place_input]))
         elif b.kernel.overlap is not None and use_overlap(step, b.kernel.overlap):
             arg = b.args[b.kernel.overlap.input]
             shift = b.kernel.overlap.max_shift

@@ -93,9 +93,10 @@ class KernelCall:
     evaluate: Callable[[list[np.ndarray], "KernelCall"], np.ndarray]
     # The kernel emits no code: its output is its first input's bytes, reinterpreted.
     view: bool = False
-    # The kernel tolerates its output placed exactly over input 0 (reads each element before
-    # writing it): the planner may share the bytes when input 0 dies at this call.
+    # The kernel tolerates its output placed exactly over input `in_place_input` (reads each element
+    # before writing it): the planner may share the bytes when that input dies at this call.
     in_place: bool = False
+    in_place_input: int = 0
     # The kernel tolerates its output overlapping an input below a distance (see Overlap).
     overlap: Overlap | None = None
     # For each argument of the original op: which kernel input it is (None: a constant).

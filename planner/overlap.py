@@ -276,11 +276,11 @@ def check_overlaps(program, offsets: Mapping[str, int]) -> list[tuple[int, str, 
     for step, arg, shift in steps:
         b = program.bindings[step]
         k = b.kernel
-        first = b.args[0]
+        first = b.args[k.in_place_input] if k.in_place else b.args[0]
         same = arg == first or (offsets.get(first) == offsets[arg] and first in offsets
                                 and program.buffers[first].type.nbytes == program.buffers[arg].type.nbytes)
         if k.in_place and shift == 0 and same:
-            continue  # element-wise, exactly over input 0 (or a view of its bytes): each element read, then written
+            continue  # element-wise, exactly over its in-place input (or a view of its bytes): each element read, then written
         where = f"step {step} ({b.out} = {k.function}({', '.join(b.args)}), {k.info.tflite})"
         if b.args.count(arg) != 1 or (k.overlap is not None and b.args.index(arg) != k.overlap.input):
             raise IRError(f"{where}: the output overlaps '{arg}', which the kernel does not declare")

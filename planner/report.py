@@ -10,11 +10,17 @@ from .memory import InPlace
 
 
 def layer_macs(call) -> int:
-    """Multiply-accumulates of a layer, from its op's registry entry (0 for ops that have none)."""
+    """Multiply-accumulates of a layer (a call, or the body of a composite: every op in it), from each op's
+    registry entry (0 for ops that have none)."""
     from mcuforge.ir.registry import OpView, get_op
 
-    macs = get_op(call.op).macs
-    return macs(OpView(tuple(a.type for a in call.args), call.type, call.attrs)) if macs else 0
+    from mcuforge.ir.expr import Call, post_order
+
+    total = 0
+    for c in post_order(call):  # a composite of several ops: all of them
+        macs = get_op(c.op).macs if isinstance(c, Call) and c.callee is None else None
+        total += macs(OpView(tuple(a.type for a in c.args), c.type, c.attrs)) if macs else 0
+    return total
 
 
 def plan_json(compiled) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import MLPERF_MODELS
-from mcuforge.ir.expr import Call, Constant, Function, Var
+from mcuforge.ir.expr import Call, Constant, Function, Var, post_order
 from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.planner.patterns import match
@@ -275,6 +275,13 @@ def binary(rng, op, shape, act="NONE", same_input=False, out_s=None) -> Call:
     return _call(op, [a, b], {"activation": act}, q(out_s, rng.integers(-20, 21)))
 
 
+def conv_add(rng, hw, ic, oc, k, conv_first=True, act="NONE", **kw) -> Call:
+    """CONV_2D whose output goes into an ADD with a residual tensor of its shape (the fused kernel)."""
+    cv = conv(rng, hw, ic, oc, k, **kw)
+    r = Var("r", TensorType(cv.type.shape, "int8", q(rng.uniform(0.02, 0.1), rng.integers(-128, 128))))
+    return _call("add", [cv, r] if conv_first else [r, cv], {"activation": act}, q(0.12, rng.integers(-20, 21)))
+
+
 def max_min(rng, op, shape_a, shape_b) -> Call:
     """MAXIMUM / MINIMUM (raw values: the quantization only has to be the same)."""
     qa = q(rng.uniform(0.01, 0.1), rng.integers(-128, 128))
@@ -437,6 +444,15 @@ CASES = {
     # multipliers below 2^-32, flushed to zero: input 2 contributes nothing / the output is its zero point
     "add_input2_flushed": lambda r: flushed_add(r, (1, 5, 7), (0.05, 0.05 * 2.0 ** -34), 0.06),
     "add_output_flushed": lambda r: flushed_add(r, (1, 3, 9), (0.05, 0.04), 0.05 * 2.0 ** 14),
+    # a convolution fused with the ADD of a residual connection: blocks of pixels across rows, a
+    # short last block, stride 2 and padding (blocks' windows start inside the input: negative pads
+    # on Helium), either operand order, clamps on both, offset and plain pair layouts
+    "conv_add_3x3_ic16_oc16_32px": lambda r: conv_add(r, (8, 9), 16, 16, (3, 3)),
+    "conv_add_3x3_ic5_oc7_s2_relu_first": lambda r: conv_add(r, (11, 13), 5, 7, (3, 3), stride=(2, 2), act="RELU"),
+    "conv_add_3x3_ic8_oc64_second_relu6": lambda r: conv_add(r, (5, 6), 8, 64, (3, 3), conv_first=False,
+                                                             act="RELU6"),
+    "conv_add_5x3_ic3_oc9_valid_conv_relu": lambda r: conv_add(r, (9, 17), 3, 9, (5, 3), padding="VALID",
+                                                               act="NONE", conv_first=False),
     "mul_1x4x4x8": lambda r: binary(r, "mul", (1, 4, 4, 8)),
     "mul_1x6x5_relu6": lambda r: binary(r, "mul", (1, 6, 5), "RELU6"),
     "mul_square": lambda r: binary(r, "mul", (1, 2, 9), same_input=True),
@@ -509,14 +525,14 @@ CASES = {
 }
 
 def lowered(call: Call):
-    """The cmsis-nn KernelCall of a single-op call (the first composite whose pattern and check accept
-    it: an op may have several, e.g. int8 and 16x8)."""
+    """The cmsis-nn KernelCall of a call (the composite whose pattern and check accept it: an op may
+    have several, e.g. int8 and 16x8; of those the one covering the most ops)."""
     found = [(e, match(e.pattern, call)) for e in cmsis_nn.COMPOSITES.values() if e.pattern.op == call.op]
     accepted = [(e, m) for e, m in found if m is not None and e.check(m.captures) is None]
     assert accepted, [e.check(m.captures) for e, m in found if m is not None]
-    entry, m = accepted[0]
+    entry, m = max(accepted, key=lambda em: cmsis_nn.pattern_ops(em[0].pattern))  # as partition: the largest
     params = []
-    for a in call.args:
+    for a in post_order(call):
         if isinstance(a, Var) and a not in params:
             params.append(a)
     fn = Function(tuple(params), call, {"target": cmsis_nn.NAME, "composite": entry.name})
@@ -538,10 +554,16 @@ def test_kernel_model_equals_registry_reference(name):
     rng = np.random.default_rng(zlib.crc32(name.encode()) + 1)
     sets = [[rng.integers(-128, 128, p.type.shape).astype(np.int8) for p in fn.params] for _ in range(3)]
     sets += [[np.full(p.type.shape, v, np.int8) for p in fn.params] for v in (-128, 127)]
+    def reference(node, env):
+        if isinstance(node, Constant):
+            return node.data
+        if isinstance(node, Var):
+            return env[id(node)]
+        args = [reference(a, env) for a in node.args]
+        return get_op(node.op).reference(args, OpView(tuple(a.type for a in node.args), node.type, node.attrs))
+
     for inputs in sets:
-        env = {id(p): x for p, x in zip(fn.params, inputs)}
-        args = [a.data if isinstance(a, Constant) else env[id(a)] for a in call.args]
-        expected = get_op(call.op).reference(args, OpView(tuple(a.type for a in call.args), call.type, call.attrs))
+        expected = reference(call, {id(p): x for p, x in zip(fn.params, inputs)})
         ours = kc.run(inputs)
         assert np.array_equal(ours, expected), first_mismatches(ours, expected)
 
@@ -553,6 +575,8 @@ SIGNATURES = {
     "mcu_cmsis_conv2d_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"), "int16_t"),
     "mcu_cmsis_conv2d_1x1_s8": ("mcu_cmsis_conv_params", ("weights", "bias", "multiplier", "shift", "rq"),
                                 "int16_t"),
+    "mcu_cmsis_conv2d_add_s8": ("mcu_cmsis_conv_add_params",
+                                ("weights", "bias", "multiplier", "shift", "rq", "add_table", "add_rq"), "int16_t"),
     "mcu_cmsis_dwconv2d_s8": ("mcu_cmsis_dw_conv_params",
                               ("weights", "bias", "folded_bias", "multiplier", "shift", "rq"), "int32_t"),
     "mcu_cmsis_fully_connected_s8": ("mcu_cmsis_fc_params", ("weights", "bias", "multiplier", "shift", "rq"),
@@ -570,8 +594,9 @@ SIGNATURES = {
     "mcu_cmsis_minimum_s8": ("mcu_cmsis_max_min_params", (), None),
 }
 BINARY = ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8", "mcu_cmsis_maximum_s8", "mcu_cmsis_minimum_s8",
-          "mcu_cmsis_batch_matmul_s8")
+          "mcu_cmsis_batch_matmul_s8", "mcu_cmsis_conv2d_add_s8")
 PARAM_ALIASES = {"channels": "in_c"}  # struct field -> KernelCall parameter
+PARAM_DEFAULTS = {"first": 0, "count": 0}  # struct fields the generated initializers omit (zero)
 
 
 def struct_fields() -> dict[str, list[str]]:
@@ -646,8 +671,8 @@ def harness_source(io: str = HOST_IO) -> str:
         args = [f"(const int8_t *)b[{i}]" for i in range(n_in)]
         casts = {"weights": "const int8_t *", "bias": "const int32_t *", "folded_bias": "const int32_t *",
                  "multiplier": "const int32_t *",
-                 "shift": "const int32_t *", "table": "const int32_t *"}
-        args += [f"({casts[r]})b[{n_in + i}]" if r != "rq" else f"(bn[{n_in + i}] ? (const int32_t *)b[{n_in + i}] : NULL)"
+                 "shift": "const int32_t *", "table": "const int32_t *", "add_table": "const int32_t *"}
+        args += [f"({casts[r]})b[{n_in + i}]" if not r.endswith("rq") else f"(bn[{n_in + i}] ? (const int32_t *)b[{n_in + i}] : NULL)"
                  for i, r in enumerate(roles)]
         if scratch:
             args.append(f"({scratch} *)scratch")
@@ -702,11 +727,11 @@ int main(void)
 {
     char name[64];
     while (read_bytes(name, 64)) {
-        uint32_t np, nb, bn[8], inplace, out_n, scratch_n;
-        void *b[8];
+        uint32_t np, nb, bn[16], inplace, out_n, scratch_n;
+        void *b[16];
         free_all();
         int32_t *params = read_blob(&np);
-        if (params == NULL || !read_bytes(&nb, 4) || nb > 8) return 4;
+        if (params == NULL || !read_bytes(&nb, 4) || nb > 16) return 4;
         for (uint32_t i = 0; i < nb; i++) {
             if ((b[i] = read_blob(&bn[i])) == NULL) return 4;
         }
@@ -746,12 +771,17 @@ def harness(request, tmp_path_factory):
 def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
     st, roles, _ = SIGNATURES[kc.function]
     fields = struct_fields()[st]
-    params = np.array([int(kc.params[PARAM_ALIASES.get(f, f)]) for f in fields], dtype="<i4")
+    params = np.array([int(kc.params.get(PARAM_ALIASES.get(f, f), PARAM_DEFAULTS.get(f))) for f in fields],
+                      dtype="<i4")
     n_act = 2 if kc.function in BINARY else 1  # the op's activation operands
-    op_args = [kc.constants[f"arg{i}"] if slot is None else inputs[slot] for i, slot in enumerate(kc.arg_map[:n_act])]
+    if kc.function == "mcu_cmsis_conv2d_add_s8":  # (residual, convolution input), whatever the ADD's order
+        op_args = [inputs[kc.in_place_input], inputs[1 - kc.in_place_input]]
+    else:
+        op_args = [kc.constants[f"arg{i}"] if slot is None else inputs[slot]
+                   for i, slot in enumerate(kc.arg_map[:n_act])]
     blobs = [np.ascontiguousarray(x).tobytes() for x in op_args]
     # rq is optional (the planner omits it without a proof): an empty blob passes NULL
-    blobs += [b"" if r == "rq" and r not in kc.constants else np.ascontiguousarray(kc.constants[r]).tobytes()
+    blobs += [b"" if r.endswith("rq") and r not in kc.constants else np.ascontiguousarray(kc.constants[r]).tobytes()
               for r in roles]
 
     def blob(b: bytes) -> bytes:

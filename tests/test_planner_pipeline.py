@@ -171,3 +171,53 @@ def test_plan_cli_json_and_pictures(cli, tmp_path):
     assert (tmp_path / "ic.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = cli("plan", MLPERF_MODELS["ic"], "--picture", tmp_path / "ic.gif")
     assert bad.returncode == 2 and ".svg or .png" in bad.stderr
+
+
+def _partitioned_calls(body, params) -> list[str]:
+    """The composites main calls after partition (cmsis-nn, then the portable target)."""
+    from mcuforge.ir.expr import post_order
+    from mcuforge.planner.partition import partition
+    from mcuforge.planner.target import get_target
+
+    module = partition(Module({"main": Function(tuple(params), body, {})}), [get_target("cmsis-nn"), get_target("c")])
+    return [module.functions[c.callee].attrs["composite"] for c in post_order(module.main.body)
+            if isinstance(c, Call)]
+
+
+def test_partition_fuses_a_convolution_into_its_residual_add_only_where_it_has_no_other_user():
+    """A composite of several ops (CONV_2D + ADD, mcu_cmsis_conv2d_add_s8) takes the convolution
+    only when the ADD is its one user; a 1x1 convolution (its own kernel) is never fused; of two
+    convolutions into one ADD, one is."""
+    from mcuforge.ir.expr import Tuple
+    from test_kernels_cmsis_nn import conv, conv_add
+
+    rng = np.random.default_rng(5)
+    fused = conv_add(rng, (6, 7), 8, 8, (3, 3))
+    x, r = fused.args[0].args[0], fused.args[1]
+    assert _partitioned_calls(fused, [x, r]) == ["qnn_conv2d_add"]
+    mirrored = conv_add(rng, (6, 7), 8, 8, (3, 3), conv_first=False)
+    assert _partitioned_calls(mirrored, [mirrored.args[0], mirrored.args[1].args[0]]) == ["qnn_add_conv2d"]
+    # the convolution is also a model output: it must be stored, no fusion
+    both = Tuple((fused, fused.args[0]))
+    assert sorted(_partitioned_calls(both, [x, r])) == ["qnn_add", "qnn_conv2d"]
+    one_by_one = conv_add(rng, (6, 7), 8, 8, (1, 1))
+    assert sorted(_partitioned_calls(one_by_one, [one_by_one.args[0].args[0], one_by_one.args[1]])) == \
+        ["qnn_add", "qnn_conv2d"]
+    # ADD(conv(x), conv(y)): the first convolution fused, the second lifted on its own
+    a = fused.args[0]
+    b = conv(rng, (6, 7), 8, 8, (3, 3))
+    b = Call(b.op, b.args, a.type, b.attrs, name="b")
+    two = Call("add", (a, b), fused.type, fused.attrs, name="out")
+    assert sorted(_partitioned_calls(two, [x, b.args[0]])) == ["qnn_conv2d", "qnn_conv2d_add"]
+
+
+def test_a_constant_residual_is_not_fused():
+    """ADD(conv(x), constant): the constant stays in flash, the convolution is lifted on its own."""
+    from mcuforge.ir.expr import Constant
+    from test_kernels_cmsis_nn import conv_add
+
+    fused = conv_add(np.random.default_rng(6), (5, 6), 4, 4, (3, 3))
+    cv, r = fused.args
+    const = Constant("c", r.type, np.random.default_rng(7).integers(-128, 128, r.type.shape))
+    body = Call("add", (cv, const), fused.type, fused.attrs, name="out")
+    assert sorted(_partitioned_calls(body, [cv.args[0]])) == ["qnn_add", "qnn_conv2d"]

@@ -36,10 +36,10 @@ def root_call(fn: Function) -> Call:
 
 def arg_map(fn: Function) -> tuple[int | None, ...]:
     """For each argument of the root call: the index of the function parameter (kernel input) it
-    is, or None for a constant. A parameter may appear twice (x * x)."""
+    is, or None for a constant or a call inside the composite. A parameter may appear twice (x * x)."""
     call = root_call(fn)
     index = {id(p): i for i, p in enumerate(fn.params)}
-    return tuple(None if isinstance(a, Constant) else index[id(a)] for a in call.args)
+    return tuple(index.get(id(a)) for a in call.args)
 
 
 def function_model(fn: Function) -> Callable[[list[np.ndarray], KernelCall], np.ndarray]:

@@ -394,19 +394,44 @@ static void mat_mult_2cols(const mcu_cmsis_conv_params *p, const int8_t *weights
 }
 #endif /* the DSP / plain paths' helpers */
 
+#if defined(MCU_CMSIS_USE_MVE)
+/** Helium: output pixels [first, end) as rectangles of one row each, every one a convolution of its
+    own (the window origin moved by negative padding: the kernels take any pad_top / pad_left). */
+static void conv_range_mve(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
+                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *scratch,
+                           int8_t *output, int32_t first, int32_t end)
+{
+    for (int32_t n = first; n < end;) {
+        const int32_t y = n / p->out_w, x = n % p->out_w;
+        const int32_t w = end - n < p->out_w - x ? end - n : p->out_w - x;
+        mcu_cmsis_conv_params q = *p;
+        q.out_h = 1, q.out_w = w, q.first = 0, q.count = 0;
+        q.pad_top = p->pad_top - y * p->stride_h, q.pad_left = p->pad_left - x * p->stride_w;
+        mcu_cmsis_conv2d_s8_mve(&q, input, weights, bias, multiplier, shift, scratch, output + (n - first) * p->out_c);
+        n += w;
+    }
+}
+#endif
+
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                          int16_t *scratch, int8_t *output)
 {
+    /* pixels [first, end) of the output, pixel n written at output + (n - first) * out_c */
+    const int32_t first = p->count > 0 ? p->first : 0;
+    const int32_t end = p->count > 0 ? p->first + p->count : p->out_h * p->out_w;
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
+    if (p->count > 0) {
+        conv_range_mve(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output, first, end);
+        return;
+    }
     mcu_cmsis_conv2d_s8_mve(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output);
 #else
     const int32_t k = p->k_h * p->k_w * p->in_c;
     const int32_t out_w = p->out_w;
     const int32_t out_c = p->out_c;
-    const int32_t pixels = p->out_h * out_w;
-    int32_t n = 0;
+    int32_t n = first;
 #if defined(MCU_CMSIS_USE_DSP)
     const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
     const int32_t k4 = mcu_pair_k4(k);
@@ -419,16 +444,16 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int direct = direct_3x3x3(p, &g);
     struct mcu_pair_gemm gemm;
     mcu_pair_gemm_init(&gemm, &o, weights, k, bias, multiplier, shift, rq, col);
-    int32_t oy = 0, ox = 0; /* pixel n */
-    for (; n < pixels; n += MCU_PAIR_COLUMNS) {
+    int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
+    for (; n < end; n += MCU_PAIR_COLUMNS) {
         /* a short last block: its last pixel again, computed twice into the same place */
-        const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;
-        const int32_t n2 = n + 2 < pixels ? n + 2 : pixels - 1;
+        const int32_t n1 = n + 1 < end ? n + 1 : end - 1;
+        const int32_t n2 = n + 2 < end ? n + 2 : end - 1;
         int32_t y = oy, x = ox;
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
-        if (!direct || !block_3x3x3(p, &g, input, n, pixels, y, &x, col, p->pair_offset ? sums : NULL)) {
+        if (!direct || !block_3x3x3(p, &g, input, n, end, y, &x, col, p->pair_offset ? sums : NULL)) {
             for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
-                if (j > 0 && n + j < pixels && ++x == out_w) {
+                if (j > 0 && n + j < end && ++x == out_w) {
                     x = 0, y++;
                 }
                 if (p->pair_offset) {
@@ -442,21 +467,23 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
             x = 0, y++;
         }
         oy = y, ox = x;
-        mcu_pair_gemm_block(&gemm, sums, output + n * out_c, output + n1 * out_c, output + n2 * out_c);
+        mcu_pair_gemm_block(&gemm, sums, output + (n - first) * out_c, output + (n1 - first) * out_c,
+                            output + (n2 - first) * out_c);
     }
 #else
     col_t *const col0 = (col_t *)scratch;
     col_t *const col1 = col0 + k;
     (void)rq;
-    for (; n + 2 <= pixels; n += 2) {
+    for (; n + 2 <= end; n += 2) {
         im2col(p, input, n / out_w, n % out_w, col0);
         im2col(p, input, (n + 1) / out_w, (n + 1) % out_w, col1);
-        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col1, k, output + n * out_c,
-                       output + (n + 1) * out_c);
+        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col1, k, output + (n - first) * out_c,
+                       output + (n + 1 - first) * out_c);
     }
-    if (n < pixels) { /* an odd last pixel: both columns the same, both results written once */
+    if (n < end) { /* an odd last pixel: both columns the same, both results written once */
         im2col(p, input, n / out_w, n % out_w, col0);
-        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col0, k, output + n * out_c, output + n * out_c);
+        int8_t *const out = output + (n - first) * out_c;
+        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col0, k, out, out);
     }
 #endif
 #endif

@@ -33,12 +33,17 @@
 #include "mcuforge_fixedpoint.h"
 
 /** Parameters of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8). Batch 1, NHWC.
-    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement), >= 0.
-    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. */
+    pad_top/pad_left: padding before the first row/column (TFLite's SAME placement); mcu_cmsis_conv2d_s8
+    also takes negative values (a window origin inside the input: a part of a larger output).
+    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. first/count
+    (mcu_cmsis_conv2d_s8 only): count > 0 computes the output pixels [first, first + count) alone
+    (raster order), pixel first written at output[0]; count 0 (a static initializer that omits
+    them): every pixel. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
     int32_t input_offset, output_offset, act_min, act_max, pair_offset;
+    int32_t first, count;
 } mcu_cmsis_conv_params;
 
 /** How the DSP path of mcu_cmsis_dwconv2d_s8 goes over the output (the planner's choice by shape;
@@ -137,6 +142,30 @@ static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int3
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                          int16_t *scratch, int8_t *output);
+
+/** Parameters of mcu_cmsis_conv2d_add_s8: the convolution's (mcu_cmsis_conv_params, first to
+    pair_offset), then which ADD operand it is (conv_first: input 1, else input 2), the output pixels
+    per block, the stage's byte offset in scratch, and the ADD's (mcu_cmsis_add_params, size
+    excepted, each prefixed add_). */
+typedef struct {
+    int32_t in_h, in_w, in_c, out_h, out_w, out_c;
+    int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+    int32_t input_offset, output_offset, act_min, act_max, pair_offset;
+    int32_t conv_first, block, stage_offset;
+    int32_t add_input1_offset, add_input2_offset, add_left_shift;
+    int32_t add_input1_multiplier, add_input1_shift, add_input2_multiplier, add_input2_shift;
+    int32_t add_output_multiplier, add_output_shift, add_output_offset, add_act_min, add_act_max;
+} mcu_cmsis_conv_add_params;
+
+/** A convolution through im2col (mcu_cmsis_conv2d_s8) added to `residual` (mcu_cmsis_add_s8), block
+    pixels at a time through a stage in scratch: output = conv(input) + residual (or residual +
+    conv(input), by conv_first). The output may be residual itself (each element read, then
+    written). Constants: the convolution's, then the ADD's table and rq (NULL: none proven);
+    scratch: the convolution's, then block * out_c bytes from stage_offset, word aligned. */
+void mcu_cmsis_conv2d_add_s8(const mcu_cmsis_conv_add_params *p, const int8_t *residual, const int8_t *input,
+                             const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
+                             const int32_t *shift, const int32_t *rq, const int32_t *add_table,
+                             const int32_t *add_rq, int16_t *scratch, int8_t *output);
 
 /** Scratch bytes of mcu_cmsis_conv2d_1x1_s8: three input pixels widened to int16, in_c rounded up
     to a multiple of four (the DSP path). */

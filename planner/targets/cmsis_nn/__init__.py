@@ -27,8 +27,8 @@ import pkgutil
 from importlib.resources import files
 from pathlib import Path
 
-from mcuforge.ir.expr import Function
-from mcuforge.ir.registry import get_op
+from mcuforge.ir.expr import Call, Function, post_order
+from mcuforge.ir.registry import OpKind, get_op
 
 from ...kernel import KernelCall, OpInfo
 from ...patterns import PatternEntry
@@ -58,19 +58,31 @@ COMPOSITES = _composites()
 def lower(fn: Function) -> KernelCall:
     call = portable.root_call(fn)
     composite = fn.attrs["composite"]
-    info = OpInfo(call.op, get_op(call.op).kind, call.attrs, call.sources, NAME, composite)
+    covered = [c for c in post_order(fn.body) if isinstance(c, Call)]  # every op of the composite
+    kinds = [get_op(c.op).kind for c in covered]  # a fused convolution is a complex op
+    kind = OpKind.COMPLEX if OpKind.COMPLEX in kinds else kinds[-1]
+    info = OpInfo(call.op, kind, call.attrs, tuple(s for c in covered for s in c.sources), NAME, composite)
     low = COMPOSITES[composite].lower(call)
     scratch = low.scratch.bytes if low.scratch else 0
     template = portable.GENERIC_TEMPLATE if low.struct else f"{composite}.c.j2"
+    arg_map = portable.arg_map(fn)
     return KernelCall(low.function, low.source or low.function, template, tuple(p.type for p in fn.params),
-                      call.type, low.params, low.constants, scratch, info, low.model, in_place=low.in_place, overlap=low.overlap,
-                      arg_map=portable.arg_map(fn), scratch_check=low.scratch.expr if low.scratch else "",
+                      call.type, low.params, low.constants, scratch, info, low.model, in_place=low.in_place,
+                      in_place_input=arg_map[low.in_place_arg] if low.in_place else 0, overlap=low.overlap,
+                      arg_map=arg_map, scratch_check=low.scratch.expr if low.scratch else "",
                       struct=low.struct, op_args=low.op_args)
+
+
+def pattern_ops(p) -> int:
+    """The ops a pattern covers."""
+    return (p.kind == "op") + sum(pattern_ops(a) for a in p.args)
 
 
 TARGET = register_target(Target(
     name=NAME,
-    patterns=tuple(PatternEntry(c.name, c.pattern, c.check) for c in COMPOSITES.values()),
+    # composites of several ops first: partition takes the first pattern that matches at a root
+    patterns=tuple(PatternEntry(c.name, c.pattern, c.check)
+                   for c in sorted(COMPOSITES.values(), key=lambda c: -pattern_ops(c.pattern))),
     lower=lower,
     templates=Path(str(files("mcuforge.codegen") / "templates" / "cmsis_nn")),
     sources=Path(str(files("mcuforge.firmware") / "kernels" / "cmsis_nn")),

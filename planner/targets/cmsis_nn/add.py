@@ -55,13 +55,18 @@ def tables(p: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
-    p = kc.params
-    x1, x2 = (a.astype(np.int64).reshape(-1) for a in common.op_args(args, kc))
+    x1, x2 = common.op_args(args, kc)
+    return added(x1, x2, kc.params).reshape(kc.output.shape)
+
+
+def added(x1: np.ndarray, x2: np.ndarray, p: Mapping[str, Any]) -> np.ndarray:
+    """The kernel's x1 + x2 (same shape) with the parameters p of `lower`."""
+    x1, x2 = x1.astype(np.int64), x2.astype(np.int64)
     small = quant.multiply_by_quantized_multiplier_smaller_than_one_exp
     a = small((x1 + p["input1_offset"]) << p["left_shift"], p["input1_multiplier"], p["input1_shift"])
     b = small((x2 + p["input2_offset"]) << p["left_shift"], p["input2_multiplier"], p["input2_shift"])
     out = small(a + b, p["output_multiplier"], p["output_shift"]) + p["output_offset"]
-    return np.clip(out, p["act_min"], p["act_max"]).astype(np.int8).reshape(kc.output.shape)
+    return np.clip(out, p["act_min"], p["act_max"]).astype(np.int8)
 
 
 COMPOSITES = (Composite("qnn_add", op("add", wildcard("a"), wildcard("b"), capture="root"), same_shape_check, lower),)

@@ -36,6 +36,7 @@ class Lowered:
     model: Callable[[list[np.ndarray], KernelCall], np.ndarray]
     scratch: KernelSize | None = None  # from the kernel header (scratch_size)
     in_place: bool = False
+    in_place_arg: int = 0  # the root call's argument the output may be placed exactly over
     overlap: Overlap | None = None  # how far the output may overlap input 0 (the kernel's loop order)
     source: str = ""  # the kernel's file stem, when it is not the function's name
     struct: str = ""  # the parameter struct of a generic call
