@@ -351,6 +351,10 @@ CASES = {
     "conv_3x3_ic3_oc7_relu6_wide": lambda r: conv(r, (7, 17), 3, 7, (3, 3), act="RELU6"),
     "conv_3x3_ic3_oc5_valid_wide": lambda r: conv(r, (6, 16), 3, 5, (3, 3), padding="VALID"),
     "conv_3x3_ic3_oc6_dil2x1_wide": lambda r: conv(r, (12, 14), 3, 6, (3, 3), dil=(2, 1), stride=(1, 2)),
+    # one output pixel whose window is the whole input (a classifier head): the one-row fully
+    # connected kernel, on the flattened input
+    "conv_1x1_ic256_oc2_1px_head": lambda r: conv(r, (1, 1), 256, 2, (1, 1)),
+    "conv_3x3_ic5_oc7_valid_1px_relu": lambda r: conv(r, (3, 3), 5, 7, (3, 3), padding="VALID", act="RELU"),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
@@ -960,7 +964,8 @@ def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
 
 def test_lowering_picks_the_kernel_variants():
     """1x1 convolutions skip im2col (scratch: three int16 input pixels); others get three int16 im2col
-    columns and an int8 one; weights of convolutions and fully connected layers are in the pair
+    columns and an int8 one; a convolution with one window over the whole input is a one-row fully
+    connected layer; weights of convolutions and fully connected layers are in the pair
     layout (checked byte by byte), except a fully connected layer with one input row: the group layout,
     no scratch; with more rows they widen three at a time.
     Depthwise layers take one kernel whose scratch is the DSP path's (plus the Helium path's tap
@@ -998,6 +1003,15 @@ def test_lowering_picks_the_kernel_variants():
     w = np.zeros((4, 48), np.int8)
     w[:3, :37] = fc_call.args[1].data
     assert k.scratch_bytes == 0 and np.array_equal(chunks, w.reshape(4, 3, 16).transpose(1, 0, 2))
+    # a convolution with one output pixel whose window is the whole input is that one-row layer
+    call = conv(rng, (3, 2), 5, 3, (3, 2), padding="VALID")
+    _, k = lowered(call)
+    w = np.zeros((4, 32), np.int8)
+    w[:3, :30] = call.args[1].data.reshape(3, 30)
+    assert (k.function, k.scratch_bytes, k.params["rows"], k.params["depth"]) == ("mcu_cmsis_fully_connected_s8", 0, 1, 30)
+    assert np.array_equal(k.constants["weights"].reshape(2, 4, 16), w.reshape(4, 2, 16).transpose(1, 0, 2))
+    _, k = lowered(conv(rng, (3, 2), 5, 3, (3, 2)))  # SAME: six pixels, the im2col kernel
+    assert k.function == "mcu_cmsis_conv2d_s8"
     fc_call = fc(rng, 2, 37, 3)  # more rows: the pair layout, widened three at a time
     _, k = lowered(fc_call)
     assert k.scratch_bytes == 3 * 2 * 40 and k.constants["weights"].size == 2 * 2 * 48

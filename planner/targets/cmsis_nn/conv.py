@@ -16,7 +16,7 @@ from mcuforge.ir.ops import _common as c
 
 from ...kernel import KernelCall
 from ...patterns import const, op, wildcard
-from . import common
+from . import common, fully_connected
 from .common import Composite, Lowered
 from .requant import acc_bounds, with_rq
 
@@ -38,9 +38,20 @@ def uses_1x1(call: Call) -> bool:
     return (kh, kw) == (1, 1)
 
 
+def single_window(call: Call) -> bool:
+    """One output pixel whose window is the whole input, no padding, no dilation: the convolution is
+    a fully connected layer over the flattened input (NHWC order is the OHWI weight rows' order)."""
+    _, in_h, in_w, _ = call.args[0].type.shape
+    _, kh, kw, _ = call.args[1].type.shape
+    g = common.geometry(call, kh, kw)
+    return (g["out_h"], g["out_w"], kh, kw, g["pad_top"], g["pad_left"]) == (1, 1, in_h, in_w, 0, 0)
+
+
 def lower(call: Call) -> Lowered:
     w = call.args[1].data
     oc, kh, kw, ic = w.shape
+    if single_window(call):  # e.g. a classifier head after a global pool: no im2col, no widened pixels
+        return fully_connected.lower_matrix(call, w.reshape(oc, kh * kw * ic))
     params, consts = common.requant_params(call, oc)
     params.update(common.geometry(call, kh, kw))
     w2d = w.reshape(oc, kh * kw * ic)

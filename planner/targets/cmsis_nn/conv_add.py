@@ -24,14 +24,17 @@ STAGE_BYTES = 256
 
 
 def check(caps: dict[str, Expr]) -> str | None:
-    """The convolution is one the im2col kernel takes (not 1x1), the ADD one of same-shape int8
-    operands, the other operand a tensor computed at run time (not a constant)."""
+    """The convolution is one the im2col kernel takes (not 1x1, not a single window over the whole
+    input), the ADD one of same-shape int8 operands, the other operand a tensor computed at run time
+    (not a constant)."""
     cv = caps["conv"]
     problem = conv.check({**caps, "root": cv}) or add.same_shape_check(caps)
     if problem:
         return problem
     if isinstance(caps["residual"], Constant):
         return "constant residual"
+    if conv.single_window(cv):
+        return "one output pixel (a fully connected layer)"
     return "1x1 convolution" if conv.uses_1x1(cv) else None
 
 

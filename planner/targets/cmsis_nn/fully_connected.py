@@ -25,7 +25,12 @@ def check(caps: dict[str, Expr]) -> str | None:
 
 
 def lower(call: Call) -> Lowered:
-    w = call.args[1].data  # [units, depth]
+    return lower_matrix(call, call.args[1].data)
+
+
+def lower_matrix(call: Call, w: np.ndarray) -> Lowered:
+    """The kernel call of `call` (FULLY_CONNECTED, or a convolution that is one: conv.single_window)
+    with its weights as the [units, depth] matrix w."""
     units, depth = w.shape
     params, consts = common.requant_params(call, units)
     params.update(units=units, depth=depth, rows=call.args[0].type.size // depth)
