@@ -1,0 +1,238 @@
+"""Fused execution of chains of row-local layers through line buffers (issue 13, item 2).
+
+A chain of convolutions and depthwise convolutions (cmsis-nn's mcu_cmsis_conv2d_1x1_s8,
+mcu_cmsis_conv2d_s8, mcu_cmsis_dwconv2d_s8), each reading only the previous one's output, runs as
+one step: for each output row of the last layer, each earlier layer computes the rows of its
+output the next one's windows need and have not been computed yet, into a line buffer that holds
+only those rows (rows no longer needed are dropped by moving the ones kept to the buffer's start).
+The intermediate tensors never exist; the line buffers are the fused step's scratch. Each layer's
+kernel is called on a band of rows: its parameters with in_h, out_h and pad_top set for the band
+(the window of the band's first row starts at its first input row held, or in the real top
+padding), so every output byte is the same integer the layer computes alone and no MAC is
+repeated. What it costs: the rows moved, and a kernel call per band (its set-up).
+
+`choose_fusions` fuses where the arena shrinks (memory modes `min` and `balanced`; `balanced`
+within its instruction budget; never in `fast`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from .kernel import KernelCall, OpInfo
+
+# The kernels whose output rows depend only on a band of input rows, and take a band through
+# in_h, out_h and pad_top (their parameter structs, codegen/templates/cmsis_nn/).
+ROW_LOCAL = frozenset({"mcu_cmsis_conv2d_1x1_s8", "mcu_cmsis_conv2d_s8", "mcu_cmsis_dwconv2d_s8"})
+ALIGNMENT = 4
+# What a band costs in instructions, roughly: a kernel call's set-up (its requantization records,
+# pointers, the path's checks) and half an instruction per byte moved (word copies).
+CALL_INSTRUCTIONS = 200
+MOVE_INSTRUCTIONS_PER_BYTE = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class FusedCall(KernelCall):
+    """A fused step: its `parts` (the layers' own kernel calls, first to last), their lifted
+    functions `fns`, the bytes of each line buffer (between part i and i + 1), and the estimate
+    of the instructions the fusion adds."""
+
+    parts: tuple[KernelCall, ...] = ()
+    fns: tuple[str, ...] = ()
+    lines: tuple[int, ...] = ()
+    cost_instructions: int = 0
+    moved_bytes: int = 0
+    calls: int = 0
+
+    @property
+    def part_scratch(self) -> int:
+        """Offset of the parts' (shared) scratch in the fused step's scratch: after the lines."""
+        return sum(_align(n) for n in self.lines)
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGNMENT) * ALIGNMENT
+
+
+def parts(kernel: KernelCall) -> tuple[KernelCall, ...]:
+    return kernel.parts if isinstance(kernel, FusedCall) else (kernel,)
+
+
+def needed_rows(p: Mapping[str, Any], lo: int, hi: int) -> tuple[int, int]:
+    """The input rows [ilo, ihi) the windows of output rows [lo, hi) read, clipped to the input."""
+    span = (p["k_h"] - 1) * p["dil_h"]
+    ilo = lo * p["stride_h"] - p["pad_top"]
+    ihi = (hi - 1) * p["stride_h"] - p["pad_top"] + span + 1
+    return min(max(ilo, 0), p["in_h"]), min(max(ihi, 0), p["in_h"])
+
+
+def row_bytes(p: Mapping[str, Any], side: str) -> int:
+    return p[f"{side}_w"] * p[f"{side}_c"]
+
+
+def schedule_rows(ps: list[Mapping[str, Any]]) -> list[list[tuple[int, int, int, int, int]]]:
+    """The fused loop, as the generated C runs it (codegen/fused.py): for each output row of the
+    last part, for each part but the last, (rows wanted lo, hi; rows moved to the line buffer's
+    start; first row computed, rows computed) of that part's output."""
+    n = len(ps)
+    have = [(0, 0)] * (n - 1)
+    out = []
+    for r in range(ps[-1]["out_h"]):
+        want = [(0, 0)] * (n - 1)
+        lo, hi = r, r + 1
+        for k in range(n - 1, 0, -1):
+            lo, hi = needed_rows(ps[k], lo, hi)
+            want[k - 1] = (lo, hi)
+        step = []
+        for k in range(n - 1):
+            (wlo, whi), (hlo, hhi) = want[k], have[k]
+            moved = 0
+            if wlo > hlo:
+                moved = max(hhi - wlo, 0)
+                hlo, hhi = wlo, max(hhi, wlo)
+            first = hhi
+            have[k] = (hlo, max(hhi, whi))
+            step.append((wlo, whi, moved, first, max(whi - first, 0)))
+        out.append(step)
+    return out
+
+
+def plan_lines(ps: list[Mapping[str, Any]]) -> tuple[tuple[int, ...], int, int] | None:
+    """Bytes of each line buffer, bytes moved and kernel calls of the fused loop; None when some
+    output row's window reads no row at all (not fused)."""
+    held = [0] * (len(ps) - 1)
+    moved, calls = 0, ps[-1]["out_h"]
+    for step in schedule_rows(ps):
+        for k, (wlo, whi, rows, first, count) in enumerate(step):
+            if whi <= wlo:
+                return None
+            held[k] = max(held[k], whi - wlo)
+            moved += rows * row_bytes(ps[k], "out")
+            calls += count > 0
+    return tuple(h * row_bytes(p, "out") for h, p in zip(held, ps)), moved, calls
+
+
+def fusable(a: KernelCall, b: KernelCall) -> bool:
+    """Row-local kernels, batch 1, every row a multiple of 4 bytes (band pointers stay word
+    aligned), b reading exactly a's output."""
+    ks = [*parts(a), *parts(b)]
+    if not all(k.function in ROW_LOCAL and not k.view for k in ks):
+        return False
+    if a.output.shape != b.inputs[0].shape or len(b.inputs) != 1 or a.output.shape[0] != 1:
+        return False
+    return all(row_bytes(k.params, s) % ALIGNMENT == 0 for k in ks for s in ("in", "out"))
+
+
+def fuse(a: KernelCall, b: KernelCall, fns: tuple[str, ...]) -> FusedCall | None:
+    """The fused call of a then b (either may be fused already); None when it cannot be."""
+    ks = (*parts(a), *parts(b))
+    planned = plan_lines([k.params for k in ks])
+    if planned is None:
+        return None
+    lines, moved, calls = planned
+    scratch = sum(_align(n) for n in lines) + max(k.scratch_bytes for k in ks)
+    constants = {f"s{i}_{role}": v for i, k in enumerate(ks) for role, v in k.constants.items()}
+    info = OpInfo(ks[-1].info.op, ks[-1].info.kind, ks[-1].info.attrs,
+                  tuple(s for k in ks for s in k.info.sources), ks[-1].info.target,
+                  "+".join(k.info.composite for k in ks))
+    cost = int(moved * MOVE_INSTRUCTIONS_PER_BYTE + CALL_INSTRUCTIONS * (calls - len(ks)))
+    return FusedCall(
+        function="+".join(k.function for k in ks), source="", template="", inputs=ks[0].inputs,
+        output=ks[-1].output, params={}, constants=constants, scratch_bytes=scratch, info=info,
+        evaluate=_evaluate, arg_map=(0,), parts=ks, fns=fns, lines=lines, cost_instructions=cost,
+        moved_bytes=moved, calls=calls)
+
+
+def _evaluate(args: list[np.ndarray], kc: FusedCall) -> np.ndarray:
+    x = args[0]
+    for k in kc.parts:
+        x = k.run([x])
+    return x
+
+
+def functions(binding) -> tuple[str, ...]:
+    """The lifted functions a binding computes (several for a fused step)."""
+    k = binding.kernel
+    return k.fns if isinstance(k, FusedCall) else (binding.fn,)
+
+
+def candidates(program) -> list[int]:
+    """Steps s whose binding can be fused with the next: the next reads only s's output, which
+    nothing else reads and is no model output."""
+    found = []
+    bs = program.bindings
+    for s in range(len(bs) - 1):
+        a, b = bs[s], bs[s + 1]
+        readers = [x for x in bs if a.out in x.args]
+        if (b.args == (a.out,) and readers == [b] and a.out not in program.outputs and a.args
+                and a.args[0] not in program.states and fusable(a.kernel, b.kernel)):
+            found.append(s)
+    return found
+
+
+def fuse_step(program, s: int):
+    """The program with steps s and s + 1 fused (None when they cannot be)."""
+    a, b = program.bindings[s], program.bindings[s + 1]
+    fused = fuse(a.kernel, b.kernel, functions(a) + functions(b))
+    if fused is None:
+        return None
+    binding = replace(b, kernel=fused, args=a.args)
+    return replace(program, bindings=program.bindings[:s] + (binding,) + program.bindings[s + 2:])
+
+
+def fusion_cost(program) -> int:
+    """The instructions the program's fusions add (estimate)."""
+    return sum(k.cost_instructions for _, k in fused_steps(program))
+
+
+def fused_steps(program) -> list[tuple[int, FusedCall]]:
+    return [(s, b.kernel) for s, b in enumerate(program.bindings) if isinstance(b.kernel, FusedCall)]
+
+
+def choose_fusions(program, plan: Callable, mode: str, budget: int):
+    """Fuse where it lowers the arena: repeatedly, the fusion of two neighbouring steps that
+    shrinks the planned arena most (`plan(program) -> (program, ArenaPlan)`), while one does;
+    `balanced`: only while the fusions' instructions stay within `budget`; `fast`: none.
+    Returns plan's result for the program chosen."""
+    best = plan(program)
+    if mode == "fast":
+        return best
+    spent = 0
+    while True:
+        trials = []
+        for s in candidates(best[0]):
+            fused = fuse_step(_unneeded(best[0], program), s)
+            if fused is None:
+                continue
+            cost = fused.bindings[s].kernel.cost_instructions - sum(
+                k.cost_instructions for k in (program_kernel(best[0], s), program_kernel(best[0], s + 1))
+                if isinstance(k, FusedCall))
+            if mode == "balanced" and spent + cost > budget:
+                continue
+            trials.append((plan(fused), cost))
+        if not trials:
+            return best
+        (trial, cost) = min(trials, key=lambda t: (t[0][1].arena_bytes, t[1]))
+        if trial[1].arena_bytes >= best[1].arena_bytes:
+            return best
+        best, spent = trial, spent + cost
+
+
+def program_kernel(program, s: int) -> KernelCall:
+    return program.bindings[s].kernel
+
+
+def _unneeded(planned, original):
+    """The planned program's bindings with the kernels as lowered (the parameters an overlap needs
+    are set by the plan; fusion starts from the kernels without them, and the plan of the fused
+    program sets them again where they are used)."""
+    lowered = {}
+    for b in original.bindings:
+        lowered[b.out] = b.kernel
+    bindings = tuple(b if isinstance(b.kernel, FusedCall) or b.out not in lowered
+                     else replace(b, kernel=lowered[b.out]) for b in planned.bindings)
+    return replace(planned, bindings=bindings)
