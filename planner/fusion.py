@@ -23,7 +23,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .kernel import KernelCall, OpInfo
+from .kernel import KernelCall, OpInfo, Overlap
+from .overlap import Order, max_safe_shift
 
 # The kernels whose output rows depend only on a band of input rows, and take a band through
 # in_h, out_h and pad_top (their parameter structs, codegen/templates/cmsis_nn/).
@@ -47,6 +48,18 @@ class FusedCall(KernelCall):
     cost_instructions: int = 0
     moved_bytes: int = 0
     calls: int = 0
+
+    def orders(self) -> list[Order]:
+        """The read/write order planner/overlap.py checks an overlap of the output with the input
+        against: per output row of the last part, the input rows the first part's band reads, all
+        read before the row is written (buffered)."""
+        ps = [k.params for k in self.parts]
+        irb, orb = row_bytes(ps[0], "in"), row_bytes(ps[-1], "out")
+        reads = [needed_rows(ps[0], first, first + count) if count else (0, 0)
+                 for first, count in (step[0][3:] for step in schedule_rows(ps))]
+        rows = np.arange(len(reads), dtype=np.int64)
+        return [Order("fused rows", np.array([lo * irb for lo, _ in reads], dtype=np.int64),
+                      np.array([hi * irb for _, hi in reads], dtype=np.int64), rows * orb, (rows + 1) * orb, True)]
 
     @property
     def part_scratch(self) -> int:
@@ -140,11 +153,15 @@ def fuse(a: KernelCall, b: KernelCall, fns: tuple[str, ...]) -> FusedCall | None
                   tuple(s for k in ks for s in k.info.sources), ks[-1].info.target,
                   "+".join(k.info.composite for k in ks))
     cost = int(moved * MOVE_INSTRUCTIONS_PER_BYTE + CALL_INSTRUCTIONS * (calls - len(ks)))
-    return FusedCall(
+    fused = FusedCall(
         function="+".join(k.function for k in ks), source="", template="", inputs=ks[0].inputs,
         output=ks[-1].output, params={}, constants=constants, scratch_bytes=scratch, info=info,
         evaluate=_evaluate, arg_map=(0,), parts=ks, fns=fns, lines=lines, cost_instructions=cost,
         moved_bytes=moved, calls=calls)
+    shift = max_safe_shift(fused.orders()[0])  # the output may start this far above the input
+    if shift <= -fused.output.nbytes:
+        return fused
+    return replace(fused, overlap=Overlap(0, min(shift, fused.inputs[0].nbytes)))
 
 
 def _evaluate(args: list[np.ndarray], kc: FusedCall) -> np.ndarray:
