@@ -121,10 +121,10 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
     (planner/fusion.py: min and balanced; balanced within `budget` instructions, the overlaps
     getting what the fusions leave of it); returns the program (fused, with the kernel parameters
     the used overlaps need set) and its plan."""
-    def plan(p: Program) -> tuple[Program, ArenaPlan]:
-        return _plan_overlaps(p, algorithms, mode, budget - fusion_cost(p))
+    def planner(m: str) -> Callable[[Program], tuple[Program, ArenaPlan]]:
+        return lambda p: _plan_overlaps(p, algorithms, m, budget - fusion_cost(p))
 
-    return choose_fusions(program, plan, mode, budget)
+    return choose_fusions(program, planner(mode), mode, budget, planner("balanced"))
 
 
 def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", budget: int = 0

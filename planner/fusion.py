@@ -210,25 +210,34 @@ def fused_steps(program) -> list[tuple[int, FusedCall]]:
     return [(s, b.kernel) for s, b in enumerate(program.bindings) if isinstance(b.kernel, FusedCall)]
 
 
-def choose_fusions(program, plan: Callable, mode: str, budget: int):
+def choose_fusions(program, plan: Callable, mode: str, budget: int, balanced_plan: Callable | None = None):
     """Fuse where it lowers the arena: repeatedly, the fusion of two neighbouring steps that
     shrinks the planned arena most (`plan(program) -> (program, ArenaPlan)`), while one does;
-    `balanced`: only while the fusions' instructions stay within `budget`; `fast`: none.
-    Returns plan's result for the program chosen."""
-    best = plan(program)
+    `balanced`: only while the fusions' instructions stay within `budget`; `fast`: none. The
+    search is greedy: `min` also plans the fusions the same search finds with `balanced_plan`
+    (the costly overlaps left to the budget: other peaks), and keeps the smaller arena."""
     if mode == "fast":
-        return best
+        return plan(program)
+    best = _greedy(program, plan, budget if mode == "balanced" else None)
+    if mode == "min" and balanced_plan is not None:
+        other = plan(_unneeded(_greedy(program, balanced_plan, None)[0], program))
+        if other[1].arena_bytes < best[1].arena_bytes:
+            best = other
+    return best
+
+
+def _greedy(program, plan: Callable, budget: int | None):
+    best = plan(program)
     spent = 0
     while True:
         trials = []
-        for s in candidates(best[0]):
-            fused = fuse_step(_unneeded(best[0], program), s)
+        for s in _worth_trying(best):
+            start = _unneeded(best[0], program)
+            fused = fuse_step(start, s)
             if fused is None:
                 continue
-            cost = fused.bindings[s].kernel.cost_instructions - sum(
-                k.cost_instructions for k in (program_kernel(best[0], s), program_kernel(best[0], s + 1))
-                if isinstance(k, FusedCall))
-            if mode == "balanced" and spent + cost > budget:
+            cost = fusion_cost(fused) - fusion_cost(start)
+            if budget is not None and spent + cost > budget:
                 continue
             trials.append((plan(fused), cost))
         if not trials:
@@ -239,8 +248,14 @@ def choose_fusions(program, plan: Callable, mode: str, budget: int):
         best, spent = trial, spent + cost
 
 
-def program_kernel(program, s: int) -> KernelCall:
-    return program.bindings[s].kernel
+def _worth_trying(planned) -> list[int]:
+    """The fusion candidates of a planned program at its peak: steps s where the buffers live at s
+    or s + 1 add up to the arena at least (elsewhere, removing the tensor between them cannot lower
+    the arena: overlaps only lower what is live)."""
+    program, arena = planned
+    live = [sum(b.size for b in arena.buffers if b.first_use <= step <= b.last_use)
+            for step in range(len(program.bindings))]
+    return [s for s in candidates(program) if max(live[s], live[s + 1]) >= arena.arena_bytes]
 
 
 def _unneeded(planned, original):
