@@ -31,15 +31,16 @@ def render_fused(kc: FusedCall, src: str, out: str, scratch: str, const: Mapping
               f'"fused part {i}: scratch smaller than the kernel needs");' for i, k in enumerate(kc.parts)
               if k.scratch_check],
             "        int32_t " + ", ".join(f"lo{k} = 0, hi{k} = 0" for k in range(n - 1)) + ";",
-            f"        for (int32_t r = 0; r < {ps[-1]['out_h']}; r++) {{",
-            f"            const int32_t want{n - 1}_lo = r, want{n - 1}_hi = r + 1;"]
+            f"        for (int32_t r = 0; r < {ps[-1]['out_h']}; r += {kc.rows}) {{",
+            f"            const int32_t want{n - 1}_lo = r, want{n - 1}_hi = r + {kc.rows} < {ps[-1]['out_h']} ? "
+            f"r + {kc.rows} : {ps[-1]['out_h']};"]
     for k in range(n - 1, 0, -1):  # the rows of part k - 1's output that part k's rows need
         code.append(f"            const int32_t {_need(ps[k], f'want{k}', f'want{k - 1}')};")
     for k in range(n):
         source = (src, "0", str(ps[0]["in_h"])) if k == 0 else (f"line{k - 1}", f"lo{k - 1}", f"hi{k - 1}")
         const_k = {role.split("_", 1)[1]: name for role, name in const.items() if role.startswith(f"s{k}_")}
         if k == n - 1:
-            dst, first, count = f"((int8_t *){out} + r * {row_bytes(ps[k], 'out')})", "r", "1"
+            dst, first, count = f"((int8_t *){out} + r * {row_bytes(ps[k], 'out')})", "r", f"want{k}_hi - r"
             code.append("            {")
         else:
             rb = row_bytes(ps[k], "out")

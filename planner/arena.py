@@ -122,7 +122,7 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
     getting what the fusions leave of it); returns the program (fused, with the kernel parameters
     the used overlaps need set) and its plan."""
     def planner(m: str) -> Callable[[Program], tuple[Program, ArenaPlan]]:
-        return lambda p: _plan_overlaps(p, algorithms, m, budget - fusion_cost(p))
+        return lambda p: _plan_overlaps(p, algorithms, m, max(budget - fusion_cost(p), 0))
 
     return choose_fusions(program, planner(mode), mode, budget, planner("balanced"))
 

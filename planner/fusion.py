@@ -24,16 +24,21 @@ from typing import Any, Mapping
 import numpy as np
 
 from .kernel import KernelCall, OpInfo, Overlap
-from .overlap import Order, max_safe_shift
+from .overlap import Order, max_safe_shift, mve_column_rows
 
 # The kernels whose output rows depend only on a band of input rows, and take a band through
 # in_h, out_h and pad_top (their parameter structs, codegen/templates/cmsis_nn/).
 ROW_LOCAL = frozenset({"mcu_cmsis_conv2d_1x1_s8", "mcu_cmsis_conv2d_s8", "mcu_cmsis_dwconv2d_s8"})
 ALIGNMENT = 4
-# What a band costs in instructions, roughly: a kernel call's set-up (its requantization records,
-# pointers, the path's checks) and half an instruction per byte moved (word copies).
-CALL_INSTRUCTIONS = 200
+# What fusion costs in instructions, roughly (fit on VWW's fused first chain, QEMU mps2-an386 and
+# mps3-an547, bands of one and two rows): a kernel call's set-up per band beyond the one call of
+# the layer alone (its requantization records, pointers, the DSP line caches: ~3,500 on the M4),
+# half an instruction per byte moved (word copies), and on Helium each output pixel-channel of a
+# depthwise band too short for the column path the whole layer takes (the pixel path: ~6 more).
+# The planner counts the larger of the M4 and the M55 estimate, as the overlaps' costs do.
+CALL_INSTRUCTIONS = 3500
 MOVE_INSTRUCTIONS_PER_BYTE = 0.5
+HELIUM_PIXEL_PATH = 6
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +53,7 @@ class FusedCall(KernelCall):
     cost_instructions: int = 0
     moved_bytes: int = 0
     calls: int = 0
+    rows: int = 1  # output rows of the last part per band
 
     def orders(self) -> list[Order]:
         """The read/write order planner/overlap.py checks an overlap of the output with the input
@@ -56,10 +62,11 @@ class FusedCall(KernelCall):
         ps = [k.params for k in self.parts]
         irb, orb = row_bytes(ps[0], "in"), row_bytes(ps[-1], "out")
         reads = [needed_rows(ps[0], first, first + count) if count else (0, 0)
-                 for first, count in (step[0][3:] for step in schedule_rows(ps))]
-        rows = np.arange(len(reads), dtype=np.int64)
+                 for first, count in (step[0][3:] for step in schedule_rows(ps, self.rows))]
+        r0 = np.arange(0, ps[-1]["out_h"], self.rows, dtype=np.int64)
+        r1 = np.minimum(r0 + self.rows, ps[-1]["out_h"])
         return [Order("fused rows", np.array([lo * irb for lo, _ in reads], dtype=np.int64),
-                      np.array([hi * irb for _, hi in reads], dtype=np.int64), rows * orb, (rows + 1) * orb, True)]
+                      np.array([hi * irb for _, hi in reads], dtype=np.int64), r0 * orb, r1 * orb, True)]
 
     @property
     def part_scratch(self) -> int:
@@ -87,16 +94,16 @@ def row_bytes(p: Mapping[str, Any], side: str) -> int:
     return p[f"{side}_w"] * p[f"{side}_c"]
 
 
-def schedule_rows(ps: list[Mapping[str, Any]]) -> list[list[tuple[int, int, int, int, int]]]:
-    """The fused loop, as the generated C runs it (codegen/fused.py): for each output row of the
-    last part, for each part but the last, (rows wanted lo, hi; rows moved to the line buffer's
+def schedule_rows(ps: list[Mapping[str, Any]], rows: int = 1) -> list[list[tuple[int, int, int, int, int]]]:
+    """The fused loop, as the generated C runs it (codegen/fused.py): for each band of `rows`
+    output rows of the last part, for each part but the last, (rows wanted lo, hi; rows moved to the line buffer's
     start; first row computed, rows computed) of that part's output."""
     n = len(ps)
     have = [(0, 0)] * (n - 1)
     out = []
-    for r in range(ps[-1]["out_h"]):
+    for r in range(0, ps[-1]["out_h"], rows):
         want = [(0, 0)] * (n - 1)
-        lo, hi = r, r + 1
+        lo, hi = r, min(r + rows, ps[-1]["out_h"])
         for k in range(n - 1, 0, -1):
             lo, hi = needed_rows(ps[k], lo, hi)
             want[k - 1] = (lo, hi)
@@ -114,12 +121,12 @@ def schedule_rows(ps: list[Mapping[str, Any]]) -> list[list[tuple[int, int, int,
     return out
 
 
-def plan_lines(ps: list[Mapping[str, Any]]) -> tuple[tuple[int, ...], int, int] | None:
+def plan_lines(ps: list[Mapping[str, Any]], rows: int = 1) -> tuple[tuple[int, ...], int, int] | None:
     """Bytes of each line buffer, bytes moved and kernel calls of the fused loop; None when some
     output row's window reads no row at all (not fused)."""
     held = [0] * (len(ps) - 1)
-    moved, calls = 0, ps[-1]["out_h"]
-    for step in schedule_rows(ps):
+    moved, calls = 0, -(-ps[-1]["out_h"] // rows)
+    for step in schedule_rows(ps, rows):
         for k, (wlo, whi, rows, first, count) in enumerate(step):
             if whi <= wlo:
                 return None
@@ -140,10 +147,14 @@ def fusable(a: KernelCall, b: KernelCall) -> bool:
     return all(row_bytes(k.params, s) % ALIGNMENT == 0 for k in ks for s in ("in", "out"))
 
 
-def fuse(a: KernelCall, b: KernelCall, fns: tuple[str, ...]) -> FusedCall | None:
-    """The fused call of a then b (either may be fused already); None when it cannot be."""
-    ks = (*parts(a), *parts(b))
-    planned = plan_lines([k.params for k in ks])
+def fuse(a: KernelCall, b: KernelCall, fns: tuple[str, ...], rows: int = 1) -> FusedCall | None:
+    """The fused call of a then b (either may be fused already), computing `rows` output rows of
+    the last layer at a time; None when it cannot be."""
+    return fuse_parts((*parts(a), *parts(b)), fns, rows)
+
+
+def fuse_parts(ks: tuple[KernelCall, ...], fns: tuple[str, ...], rows: int = 1) -> FusedCall | None:
+    planned = plan_lines([k.params for k in ks], rows)
     if planned is None:
         return None
     lines, moved, calls = planned
@@ -152,16 +163,39 @@ def fuse(a: KernelCall, b: KernelCall, fns: tuple[str, ...]) -> FusedCall | None
     info = OpInfo(ks[-1].info.op, ks[-1].info.kind, ks[-1].info.attrs,
                   tuple(s for k in ks for s in k.info.sources), ks[-1].info.target,
                   "+".join(k.info.composite for k in ks))
-    cost = int(moved * MOVE_INSTRUCTIONS_PER_BYTE + CALL_INSTRUCTIONS * (calls - len(ks)))
+    cost = int(moved * MOVE_INSTRUCTIONS_PER_BYTE + CALL_INSTRUCTIONS * (calls - len(ks))
+               + HELIUM_PIXEL_PATH * _short_depthwise_bands(ks, rows))
     fused = FusedCall(
         function="+".join(k.function for k in ks), source="", template="", inputs=ks[0].inputs,
         output=ks[-1].output, params={}, constants=constants, scratch_bytes=scratch, info=info,
         evaluate=_evaluate, arg_map=(0,), parts=ks, fns=fns, lines=lines, cost_instructions=cost,
-        moved_bytes=moved, calls=calls)
+        moved_bytes=moved, calls=calls, rows=rows)
     shift = max_safe_shift(fused.orders()[0])  # the output may start this far above the input
     if shift <= -fused.output.nbytes:
         return fused
     return replace(fused, overlap=Overlap(0, min(shift, fused.inputs[0].nbytes)))
+
+
+def _short_depthwise_bands(ks, rows: int) -> int:
+    """Output pixel-channels of the depthwise parts computed in bands too short for the Helium
+    column path their whole layer takes."""
+    ps = [k.params for k in ks]
+    total = 0
+    h = ps[-1]["out_h"]
+    bands = [[(first, count) for (_, _, _, first, count) in step] for step in schedule_rows(ps, rows)]
+    for i, r in enumerate(range(0, h, rows)):
+        bands[i].append((r, min(r + rows, h) - r))
+    for k, part in enumerate(ks):
+        p = part.params
+        if part.function != "mcu_cmsis_dwconv2d_s8" or mve_column_rows(p) is None:
+            continue
+        for band in bands:
+            count = band[k][1]
+            span = (p["k_h"] - 1) * p["dil_h"] + 1
+            short = {**p, "out_h": count, "in_h": (count - 1) * p["stride_h"] + span, "pad_top": 0}
+            if count and mve_column_rows(short) is None:
+                total += count * p["out_w"] * p["out_c"]
+    return total
 
 
 def _evaluate(args: list[np.ndarray], kc: FusedCall) -> np.ndarray:
@@ -236,16 +270,44 @@ def _greedy(program, plan: Callable, budget: int | None):
             fused = fuse_step(start, s)
             if fused is None:
                 continue
+            trial = plan(fused)
+            if trial[1].arena_bytes >= best[1].arena_bytes:
+                continue
+            # its cost one row at a time: at most what it costs once widened (_widen_all)
             cost = fusion_cost(fused) - fusion_cost(start)
             if budget is not None and spent + cost > budget:
                 continue
-            trials.append((plan(fused), cost))
+            trials.append((trial, cost))
         if not trials:
-            return best
-        (trial, cost) = min(trials, key=lambda t: (t[0][1].arena_bytes, t[1]))
-        if trial[1].arena_bytes >= best[1].arena_bytes:
-            return best
-        best, spent = trial, spent + cost
+            return _widen_all(best, program, plan)
+        best, cost = min(trials, key=lambda t: (t[0][1].arena_bytes, t[1]))
+        spent += cost
+
+
+def _widen(program, s: int, plan: Callable):
+    """The fused step s computing as many output rows at a time (doubling: fewer, wider kernel
+    calls) as keep the planned arena as small as with one; planned."""
+    best = plan(program)
+    k = program.bindings[s].kernel
+    rows = 2
+    while rows < 2 * k.parts[-1].params["out_h"]:
+        wider = fuse_parts(k.parts, k.fns, rows)
+        if wider is None:
+            break
+        trial_program = replace(program, bindings=program.bindings[:s] + (replace(program.bindings[s], kernel=wider),)
+                                + program.bindings[s + 1:])
+        trial = plan(trial_program)
+        if trial[1].arena_bytes > best[1].arena_bytes:
+            break
+        best, rows = trial, rows * 2
+    return best
+
+
+def _widen_all(planned, program, plan: Callable):
+    """Every fused step as wide as the final arena allows."""
+    for s, _ in fused_steps(planned[0]):
+        planned = _widen(_unneeded(planned[0], program), s, plan)
+    return planned
 
 
 def _worth_trying(planned) -> list[int]:
