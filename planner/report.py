@@ -91,7 +91,7 @@ def _memory(prog, arena) -> dict[str, Any]:
 def _fused(prog) -> list[dict[str, Any]]:
     """The fused steps: their layers, line buffers and estimated instruction cost."""
     return [{"step": s, "kernels": [p.function for p in k.parts], "tflite": [p.info.tflite for p in k.parts],
-             "line_bytes": list(k.lines), "moved_bytes": k.moved_bytes, "kernel_calls": k.calls,
+             "rows": k.rows, "line_bytes": list(k.lines), "moved_bytes": k.moved_bytes, "kernel_calls": k.calls,
              "instruction_cost": k.cost_instructions} for s, k in fused_steps(prog)]
 
 
@@ -112,7 +112,7 @@ def _memory_text(m: dict[str, Any]) -> str:
     lines.append(f"fused:        {len(m['fused'])} step(s) run a chain of layers row by row through line buffers "
                  "(the chain's intermediate tensors never exist)")
     for f in m["fused"]:
-        lines.append(f"  step {f['step']:>3} {' -> '.join(f['tflite'])}: line buffers "
+        lines.append(f"  step {f['step']:>3} {' -> '.join(f['tflite'])}: {f['rows']} row(s) at a time, line buffers "
                      f"{' + '.join(f'{n:,}' for n in f['line_bytes'])} B, {f['moved_bytes']:,} B moved, "
                      f"{f['kernel_calls']} kernel calls (about {f['instruction_cost']:,} more instructions)")
     return "\n".join(lines)
