@@ -250,18 +250,20 @@ def choose_fusions(program, plan: Callable, mode: str, budget: int, balanced_pla
     `balanced`: only while the fusions' instructions stay within `budget`; `fast`: none. The
     search is greedy: `min` also plans the fusions the same search finds with `balanced_plan`
     (the costly overlaps left to the budget: other peaks), and keeps the smaller arena."""
+    unfused = plan(program)
     if mode == "fast":
-        return plan(program)
-    best = _greedy(program, plan, budget if mode == "balanced" else None)
+        return unfused
+    best = _greedy(program, plan, budget if mode == "balanced" else None, unfused)
     if mode == "min" and balanced_plan is not None:
         other = plan(_unneeded(_greedy(program, balanced_plan, None)[0], program))
         if other[1].arena_bytes < best[1].arena_bytes:
             best = other
-    return best
+    # the classic live-tensor bound is the model's: its intermediate tensors all there
+    return best[0], replace(best[1], live_bound=unfused[1].live_bound)
 
 
-def _greedy(program, plan: Callable, budget: int | None):
-    best = plan(program)
+def _greedy(program, plan: Callable, budget: int | None, best=None):
+    best = best or plan(program)
     spent = 0
     while True:
         trials = []

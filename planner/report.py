@@ -83,7 +83,9 @@ def _memory(prog, arena) -> dict[str, Any]:
                          "offset": max(out_lo, in_lo)})
     return {"mode": arena.mode, "live_tensor_bound_bytes": arena.live_bound,
             "below_bound_bytes": arena.live_bound - arena.arena_bytes,
-            "instruction_cost": "; ".join(f"step {s}: {what}" for s, what in arena.costs)
+            "instruction_cost": "; ".join([f"step {s}: {what}" for s, what in arena.costs]
+                                          + [f"step {s}: fused (about {k.cost_instructions:,} more instructions)"
+                                             for s, k in fused_steps(prog)])
                                 or "none: the same kernels run, only their output offsets move",
             "overlaps": overlaps, "fused": _fused(prog)}
 
