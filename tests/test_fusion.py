@@ -13,7 +13,7 @@ from conftest import MLPERF_MODELS
 
 from mcuforge.driver import BALANCED_BUDGET, Options, compile_model
 from mcuforge.errors import IRError
-from mcuforge.planner.arena import _plan_overlaps
+from mcuforge.planner.arena import _plan_overlaps, plan_program
 from mcuforge.planner.fusion import FusedCall, fused_steps, fusion_cost, plan_lines, schedule_rows
 from mcuforge.planner.overlap import check_overlaps, first_conflict, orders
 from mcuforge.planner.program import Binding, BufferInfo
@@ -111,6 +111,19 @@ def _unfused(c):
         if b.out not in buffers:
             buffers[b.out] = BufferInfo(b.out, b.out, b.kernel.output, None)
     return dataclasses.replace(c.program, bindings=tuple(bindings), buffers=buffers)
+
+
+def test_balanced_fuses_within_its_budget_only():
+    """The classifier's chains cost about 100,000 instructions and more fused (estimate): balanced
+    fuses with a budget that covers them (a smaller arena), not with the default one (about 5%)
+    nor with none; fast never does, whatever the budget."""
+    program = compile_model(CLASSIFIER, Options(memory="fast")).program
+    rich_program, rich = plan_program(program, mode="balanced", budget=10**9)
+    assert fused_steps(rich_program) and fusion_cost(rich_program) > 100_000
+    poor_program, poor = plan_program(program, mode="balanced", budget=0)
+    assert not fused_steps(poor_program) and poor.arena_bytes > rich.arena_bytes
+    assert not fused_steps(compile_model(CLASSIFIER).program)
+    assert not fused_steps(plan_program(program, mode="fast", budget=10**9)[0])
 
 
 def test_which_models_fuse():
