@@ -58,7 +58,7 @@ def render_fused(kc: FusedCall, src: str, out: str, scratch: str, const: Mapping
         code += _band(ps[k], source, first, count)
         body = render_part(kc.parts[k], {**ps[k], "in_h": "band_in_h", "out_h": "band_out_h",
                                           "pad_top": "band_pad_top"}, "band_src", dst, "part_scratch", const_k)
-        code += ["    " + line for line in _runtime_params(body).splitlines()]
+        code += [" " * 12 + line if line else line for line in _runtime_params(body).splitlines()]
         if k < n - 1:
             code.append(f"                hi{k} = want{k}_hi;")
         code.append("            }")
