@@ -31,11 +31,13 @@ from typing import Any, Mapping, Sequence
 
 import jinja2
 import numpy as np
+from mcuforge.planner.fusion import FusedCall, parts
 from mcuforge.planner.kernel import KernelCall
 from mcuforge.planner.report import plan_json, plan_text
 from mcuforge.planner.target import get_target
 
 from mcuforge import __version__
+from mcuforge.codegen.fused import render_fused
 from mcuforge.codegen.output_dir import check_target, write_dir
 from mcuforge.errors import McuforgeError
 
@@ -238,29 +240,39 @@ def model_context(compiled, prefix: str, source: str) -> dict[str, Any]:
         state_slots = frozenset(i for i, a in enumerate(b.args) if a in arena.states)
         out = f"(arena + {arena.offset(b.out)})"
         scratch = f"(arena + {arena.offset(f'scratch{step}')})" if kc.scratch_bytes else "NULL"
-        arg = tuple(const_names.get(f"arg{i}", "NULL") if slot is None else ins[slot]
-                    for i, slot in enumerate(kc.arg_map))
         comment = f"{kc.info.tflite} {kc.info.op} '{prog.buffers[b.out].label}' -> {kc.info.target} {kc.function or 'view'}"
         if kc.view:
             code = "    /* a view of its input: no code */"
+        elif isinstance(kc, FusedCall):
+            def part(k, params, src, dst, scratch, const, step=step):
+                return _render_call(k, params, (src,), dst, scratch, const, frozenset(), p, step)
+
+            code = render_fused(kc, ins[0], out, scratch, const_names, part)
+            headers.update(_header_for(k, get_target(k.info.target)) for k in kc.parts)
         else:
-            target = get_target(kc.info.target)
-            try:
-                tmpl = _env(str(target.templates)).get_template(kc.template)
-            except jinja2.TemplateNotFound:
-                raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): target '{target.name}' has no "
-                                   f"template {kc.template}") from None
-            ctx = KernelContext(kc, kc.params, ins, out, scratch, const_names, arg,
-                                operands(kc, ins, out, scratch, const_names, state_slots) if kc.struct else (),
-                                p, step)
-            code = tmpl.render(ctx.variables()).rstrip()
-            headers.add(_header_for(kc, target))
+            code = _render_call(kc, kc.params, ins, out, scratch, const_names, state_slots, p, step)
+            headers.add(_header_for(kc, get_target(kc.info.target)))
         layers.append({"comment": comment.replace("*/", "* /"), "code": code, "scratch_check": kc.scratch_check,
                        "scratch_bytes": kc.scratch_bytes, "step": step})
     return {**common, "arena_bytes": arena.arena_bytes, "state_bytes": arena.state_bytes,
             "states": _state_info(prog, arena), "inputs": _io_info(prog, arena, prog.inputs),
             "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
             "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}
+
+
+def _render_call(kc: KernelCall, params: Mapping[str, Any], ins: tuple[str, ...], out: str, scratch: str,
+                 const_names: Mapping[str, str], state_slots: frozenset[int], p: str, step: int) -> str:
+    """One kernel call, rendered by its target's template."""
+    target = get_target(kc.info.target)
+    try:
+        tmpl = _env(str(target.templates)).get_template(kc.template)
+    except jinja2.TemplateNotFound:
+        raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): target '{target.name}' has no "
+                           f"template {kc.template}") from None
+    arg = tuple(const_names.get(f"arg{i}", "NULL") if slot is None else ins[slot] for i, slot in enumerate(kc.arg_map))
+    ctx = KernelContext(kc, params, ins, out, scratch, const_names, arg,
+                        operands(kc, ins, out, scratch, const_names, state_slots) if kc.struct else (), p, step)
+    return tmpl.render(ctx.variables()).rstrip()
 
 
 def render_context(ctx: dict[str, Any]) -> dict[str, str]:
@@ -314,19 +326,19 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
     sources: dict[str, Path] = {}
     roots: list[Path] = sorted(Path(str(_templates_root())).glob("*.j2"))
     for step, b in enumerate(compiled.program.bindings):
-        kc = b.kernel
-        if kc.view:
-            continue
-        target = get_target(kc.info.target)
-        src = target.sources / f"{kc.source}.c"
-        if not src.exists():
-            raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): no C kernel {kc.source} in target "
-                               f"'{target.name}'")
-        sources[src.name] = src
-        header = target.sources / _header_for(kc, target)
-        roots += [src, header] if header.is_file() else [src]
+        for kc in parts(b.kernel):
+            if kc.view:
+                continue
+            target = get_target(kc.info.target)
+            src = target.sources / f"{kc.source}.c"
+            if not src.exists():
+                raise CodegenError(f"layer {step} ({kc.info.tflite} {kc.info.op}): no C kernel {kc.source} in "
+                                   f"target '{target.name}'")
+            sources[src.name] = src
+            header = target.sources / _header_for(kc, target)
+            roots += [src, header] if header.is_file() else [src]
     todo = list(sources.values())
-    while todo:  # the kernels a kernel calls (a fused one calls the kernels it fuses)
+    while todo:  # the kernels a kernel calls (mcu_cmsis_conv2d_add_s8: the convolution and the ADD)
         for name in _CALLS.findall(todo.pop().read_text()):
             for dep in name.split():
                 path = sources.get(dep) or next(iter(p.parent / dep for p in sources.values()

@@ -35,6 +35,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
     from mcuforge.codegen.emit import emit
     from mcuforge.device import build_generated, connect, read_report, run_sets, run_timeout
     from mcuforge.driver import Options, compile_model
+    from mcuforge.planner.fusion import functions
     from mcuforge.planner.report import layer_macs
 
     board = load_board(board_name)
@@ -66,7 +67,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
     est_layers = estimate["layers"] if estimate else [None] * len(prog.bindings)
     for step, (b, n, est) in enumerate(zip(prog.bindings, run.layer_counts, est_layers)):
         kc = b.kernel
-        macs = layer_macs(compiled.module.functions[b.fn].body)
+        macs = sum(layer_macs(compiled.module.functions[f].body) for f in functions(b))
         layers.append({
             "step": step, "tflite": [{"index": s.index, "op": s.name} for s in kc.info.sources],
             "op": kc.info.op, "target": kc.info.target, "kernel": None if kc.view else kc.function,

@@ -375,9 +375,10 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 MEMORY_HELP = ("arena against instructions: min (every overlap of an output with its input the kernels allow and "
-               "the arena needs, whatever the slower kernel paths some need cost), balanced (default: the free "
-               "ones, and the costly ones within ~5%% more instructions), fast (no overlap beyond element-wise "
-               "in place)")
+               "the arena needs, and fused chains of conv/depthwise layers run row by row where they shrink the "
+               "arena, whatever the slower kernel paths and extra calls cost), balanced (default: the free "
+               "overlaps, and the costly ones and fusions within ~5%% more instructions), fast (no overlap beyond "
+               "element-wise in place, no fusion)")
 OPT_HELP = f"arm-none-eabi-gcc optimization level: {', '.join(OPT_LEVELS)} (default -O2; the dash is optional)"
 BUILD_DIR_HELP = ("where to build (default: outside DIR, under $XDG_CACHE_HOME/mcuforge/build/ or "
                   "~/.cache/mcuforge/build/)")

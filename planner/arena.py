@@ -22,6 +22,7 @@ from mcuforge.errors import ModelError
 
 from .memory import Alias, Buffer, Constraint, InPlace, MemoryPlan, lower_bound, plan_memory
 from .kernel import Overlap
+from .fusion import choose_fusions, fusion_cost
 from .overlap import overlapping_steps
 from .program import Program
 
@@ -116,6 +117,18 @@ def plan_states(program: Program) -> tuple[dict[str, int], int]:
 
 def plan_program(program: Program, algorithms=None, mode: str = "balanced", budget: int = 0
                  ) -> tuple[Program, ArenaPlan]:
+    """Plan the arena in a memory mode, fusing chains of row-local layers where that shrinks it
+    (planner/fusion.py: min and balanced; balanced within `budget` instructions, the overlaps
+    getting what the fusions leave of it); returns the program (fused, with the kernel parameters
+    the used overlaps need set) and its plan."""
+    def planner(m: str) -> Callable[[Program], tuple[Program, ArenaPlan]]:
+        return lambda p: _plan_overlaps(p, algorithms, m, max(budget - fusion_cost(p), 0))
+
+    return choose_fusions(program, planner(mode), mode, budget, planner("balanced"))
+
+
+def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", budget: int = 0
+                   ) -> tuple[Program, ArenaPlan]:
     """Plan the arena in a memory mode; returns the program with the kernel parameters the used
     overlaps need (Overlap.needs) set, and its plan.
 

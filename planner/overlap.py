@@ -244,6 +244,8 @@ ORDERS: dict[str, Callable[[Mapping[str, Any]], list[Order]]] = {
 def orders(kernel) -> list[Order]:
     """The modelled orders of a KernelCall (IRError when its kernel has no model)."""
     model = ORDERS.get(kernel.function)
+    if model is None and hasattr(kernel, "orders"):  # a fused step (planner/fusion.py) models its own
+        return kernel.orders()
     if model is None:
         raise IRError(f"{kernel.function} ({kernel.info.tflite}) has no read/write order model to prove an overlap")
     return model(kernel.params)

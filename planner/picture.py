@@ -16,6 +16,7 @@ KINDS = {  # kind -> (colour, legend text)
     "tensor": ("#4e79a7", "intermediate tensor"),
     "scratch": ("#c8c8c8", "kernel scratch"),
     "overlap": ("#ff9da7", "output over its input"),
+    "fused": ("#f28e2b", "fused layers' line buffers"),
 }
 TENSOR_COLORS = ["#4e79a7", "#76b7b2", "#9ecae9", "#edc948", "#b07aa1", "#9c755f", "#f1ce63", "#d4a6c8"]
 LABEL = 9  # font size of buffer and axis labels
@@ -37,7 +38,8 @@ def scene(info: dict[str, Any], width: int = 960) -> Scene:
     schedule = info["schedule"]
     steps = max(len(schedule), 1)
     arena = max(info["arena_bytes"], 1)
-    ops = [s["op"][:18] for s in schedule]
+    fused = {f["step"]: f for f in info.get("memory", {}).get("fused", ())}
+    ops = [(f"fused x{len(fused[s['step']]['kernels'])}" if s["step"] in fused else s["op"])[:18] for s in schedule]
     left, top, right = 80, 62, 20
     bottom = 34 + max((text_width(o, LABEL) for o in ops), default=0) + 16
     ph = 400
@@ -75,6 +77,13 @@ def scene(info: dict[str, Any], width: int = 960) -> Scene:
         sc.rect(x0, y0, xs, max(y(o["offset"]) - y0, 0.5), KINDS["overlap"][0],
                 title=f"step {o['step']}: {o['output']} over {o['input']} ({o['shift']:+} B), "
                       f"{o['shared_bytes']:,} B shared")
+    offsets = {b["name"]: b["offset"] for b in info["buffers"]}
+    for step, f in fused.items():  # a fused step's line buffers: the start of its scratch
+        lo = offsets[f"scratch{step}"]
+        y0 = y(lo + sum(f["line_bytes"]))
+        sc.rect(left + step * xs, y0, xs, max(y(lo) - y0, 0.5), KINDS["fused"][0],
+                title=f"step {step}: fused {' -> '.join(f['tflite'])}, line buffers "
+                      f"{' + '.join(f'{n:,}' for n in f['line_bytes'])} B")
     taken = list(boxes.values())
     for name, (x0, y0, w, h) in boxes.items():
         kind, label = kinds[name]

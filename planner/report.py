@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .fusion import fused_steps, functions
 from .memory import InPlace
 
 
@@ -35,7 +36,7 @@ def plan_json(compiled) -> dict[str, Any]:
             "kernel": None if k.view else k.function, "view": k.view,
             "tflite": [{"index": s.index, "op": s.name} for s in k.info.sources],
             "output_bytes": k.output.nbytes, "scratch_bytes": k.scratch_bytes,
-            "macs": layer_macs(compiled.module.functions[b.fn].body),
+            "macs": sum(layer_macs(compiled.module.functions[f].body) for f in functions(b)),
         })
     buffers = []
     for name, off in sorted(arena.plan.offsets.items(), key=lambda kv: (kv[1], kv[0])):
@@ -88,9 +89,18 @@ def _memory(prog, arena) -> dict[str, Any]:
                          "offset": max(out_lo, in_lo)})
     return {"mode": arena.mode, "live_tensor_bound_bytes": arena.live_bound,
             "below_bound_bytes": arena.live_bound - arena.arena_bytes,
-            "instruction_cost": "; ".join(f"step {s}: {what}" for s, what in arena.costs)
+            "instruction_cost": "; ".join([f"step {s}: {what}" for s, what in arena.costs]
+                                          + [f"step {s}: fused (about {k.cost_instructions:,} more instructions)"
+                                             for s, k in fused_steps(prog)])
                                 or "none: the same kernels run, only their output offsets move",
-            "overlaps": overlaps}
+            "overlaps": overlaps, "fused": _fused(prog)}
+
+
+def _fused(prog) -> list[dict[str, Any]]:
+    """The fused steps: their layers, line buffers and estimated instruction cost."""
+    return [{"step": s, "kernels": [p.function for p in k.parts], "tflite": [p.info.tflite for p in k.parts],
+             "rows": k.rows, "line_bytes": list(k.lines), "moved_bytes": k.moved_bytes, "kernel_calls": k.calls,
+             "instruction_cost": k.cost_instructions} for s, k in fused_steps(prog)]
 
 
 def _quant(q) -> dict[str, Any]:
@@ -107,6 +117,12 @@ def _memory_text(m: dict[str, Any]) -> str:
     for o in m["overlaps"]:
         lines.append(f"  step {o['step']:>3} {o['output']:<6} over {o['input']:<6} {o['shift']:+7} B "
                      f"({o['shared_bytes']:,} B shared)  {o['kernel']} [{o['tflite']}]")
+    lines.append(f"fused:        {len(m['fused'])} step(s) run a chain of layers row by row through line buffers "
+                 "(the chain's intermediate tensors never exist)")
+    for f in m["fused"]:
+        lines.append(f"  step {f['step']:>3} {' -> '.join(f['tflite'])}: {f['rows']} row(s) at a time, line buffers "
+                     f"{' + '.join(f'{n:,}' for n in f['line_bytes'])} B, {f['moved_bytes']:,} B moved, "
+                     f"{f['kernel_calls']} kernel calls (about {f['instruction_cost']:,} more instructions)")
     return "\n".join(lines)
 
 
