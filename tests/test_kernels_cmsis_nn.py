@@ -346,6 +346,11 @@ CASES = {
     "conv_3x3_ic3_oc7_relu6_wide": lambda r: conv(r, (7, 17), 3, 7, (3, 3), act="RELU6"),
     "conv_3x3_ic3_oc5_valid_wide": lambda r: conv(r, (6, 16), 3, 5, (3, 3), padding="VALID"),
     "conv_3x3_ic3_oc6_dil2x1_wide": lambda r: conv(r, (12, 14), 3, 6, (3, 3), dil=(2, 1), stride=(1, 2)),
+    # in_c % 16 != 0 with out_c % 4 == 0 (Helium: one pixel at a time), odd pixel counts, dilation
+    # across
+    "conv_3x3_ic8_oc8_odd_px": lambda r: conv(r, (5, 7), 8, 8, (3, 3)),
+    "conv_3x3_ic24_oc12_s2x1_dil1x2": lambda r: conv(r, (9, 8), 24, 12, (3, 3), stride=(2, 1), dil=(1, 2)),
+    "conv_2x3_ic5_oc4_valid": lambda r: conv(r, (6, 7), 5, 4, (2, 3), padding="VALID"),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
