@@ -115,9 +115,10 @@ def layer_features(kc) -> dict:
 
 def model_rows(name: str, path: Path, board: str) -> tuple[list[str], dict]:
     from mcuforge.bench import bench
-    from mcuforge.driver import compile_model
+    from mcuforge.boards import load_board
+    from mcuforge.driver import Options, compile_model
 
-    kernels = [b.kernel for b in compile_model(path).program.bindings]
+    kernels = [b.kernel for b in compile_model(path, Options(isa=load_board(board).isa)).program.bindings]  # as bench
     r = bench(path, board, cycles=True)
     rows, tot = [], {"dw_ours": 0, "dw_peer": 0, "all_ours": 0, "all_peer": 0}
     for kc, L in zip(kernels, r["layers"]):

@@ -109,6 +109,12 @@ class Board:
         return 2_000_000 if self.is_qemu else max(self.timer.clock_hz // 8, 100_000)
 
     @property
+    def isa(self) -> str:
+        """The kernel paths code built for this board takes (mcuforge.planner.target.ISAS): Helium
+        where it has MVE, else the DSP instructions where it has them, else plain C."""
+        return "mve" if self.mve != "none" else "dsp" if self.dsp else "plain"
+
+    @property
     def key(self) -> str:
         """The name as a C/file-friendly identifier: "mps2_an386"."""
         return self.name.replace("-", "_")

@@ -40,7 +40,7 @@ def bench(model: str | Path, board_name: str, targets=("cmsis-nn", "c"), port: s
 
     board = load_board(board_name)
     t0 = time.monotonic()
-    compiled = compile_model(model, Options(targets=tuple(targets), memory=memory))
+    compiled = compile_model(model, Options(targets=tuple(targets), memory=memory, isa=board.isa))
     compile_seconds = time.monotonic() - t0
     prog = compiled.program
     weights = sum(int(np.asarray(v).nbytes) for b in prog.bindings for v in b.kernel.constants.values())

@@ -44,6 +44,16 @@ def check_fits(compiled, board) -> None:
 OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og", "-Oz")
 
 
+def options(args: argparse.Namespace, board=None):
+    """The compile options of a command: --targets, --memory and the kernel paths of the board the
+    code is for (its ISA: the weights' layout suits them), the default ISA without a board."""
+    from mcuforge.driver import Options
+    from mcuforge.planner.target import DEFAULT_ISA
+
+    return Options(targets=tuple(args.targets.split(",")), memory=args.memory,
+                   isa=board.isa if board else DEFAULT_ISA)
+
+
 def opt_flag(value: str) -> str:
     """--opt as arm-none-eabi-gcc's flag: -O2 or O2 -> -O2. A closed list: -Ofast is left out (its
     -ffast-math changes float results), and gcc's silent -O4 ... -O9 (= -O3) with it."""
@@ -126,7 +136,7 @@ def quantize_float_input(i: int, x: np.ndarray, param) -> np.ndarray:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from mcuforge.driver import Options, compile_module, read_model
+    from mcuforge.driver import compile_module, read_model
     from mcuforge.verify import random_inputs, verify_host, verify_program
 
     on_board = args.on not in ("reference", "host")
@@ -134,14 +144,16 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         raise McuforgeError(f"--guard builds firmware for a board: use it with --on BOARD, not --on {args.on}")
     if args.port and not on_board:
         raise McuforgeError(f"--port {args.port}: a serial port is for --on BOARD, not --on {args.on}")
+    board = None
     if on_board:
         from mcuforge.boards import load_board
 
-        check_port(load_board(args.on), args.port)
+        board = load_board(args.on)
+        check_port(board, args.port)
     t0 = time.monotonic()
     module, blob = read_model(args.model)
     given = [load_inputs(args.input, module.main.params)] if args.input else None  # before the slow part
-    compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
+    compiled = compile_module(module, blob, options(args, board))
     # a model with state (LSTM, SVDF) runs --sequences sequences of -n steps, the state carried
     steps = args.n if compiled.program.states and not given else 1
     if given:
@@ -185,15 +197,18 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_compile(args: argparse.Namespace) -> int:
     from mcuforge.codegen.emit import emit
     from mcuforge.codegen.output_dir import check_target
-    from mcuforge.driver import Options, compile_model
+    from mcuforge.driver import compile_model
 
     t0 = time.monotonic()
     check_target(args.output, args.force, keep=[args.model])  # before the slow part
-    compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
+    board = None
     if args.board:
         from mcuforge.boards import load_board
 
-        check_fits(compiled, load_board(args.board))
+        board = load_board(args.board)
+    compiled = compile_model(args.model, options(args, board))
+    if board:
+        check_fits(compiled, board)
     emit(compiled, args.output, args.prefix, Path(args.model).name, force=args.force, package=args.package)
     weights = sum(int(np.asarray(a).nbytes) for b in compiled.program.bindings for a in b.kernel.constants.values())
     what = (f"as {PACKAGE_NAMES[args.package]}" if args.package else
@@ -267,7 +282,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from mcuforge.boards import load_board
     from mcuforge.codegen.emit import emit
     from mcuforge.device import connect, read_report, run_sets, run_timeout
-    from mcuforge.driver import Options, compile_module, read_model
+    from mcuforge.driver import compile_module, read_model
     from mcuforge.ir.expr import Var
 
     board = load_board(args.board)
@@ -281,7 +296,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             module, blob = read_model(src)
             inputs = _run_inputs(args, module.main.params)
             progress(f"compiling {src.name}")
-            compiled = compile_module(module, blob, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
+            compiled = compile_module(module, blob, options(args, board))
             check_fits(compiled, board)
             report = read_report(emit(compiled, Path(tmp) / "model", "model", src.name))
         fw = _build(report.dir, board, args.opt, Path(tmp) / "build", args.guard)
@@ -353,18 +368,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from mcuforge.driver import Options, compile_model
+    from mcuforge.driver import compile_model
     from mcuforge.planner.picture import write_picture
     from mcuforge.planner.report import plan_json, plan_text
 
     if args.picture and Path(args.picture).suffix.lower() not in (".svg", ".png"):
         raise McuforgeError(f"--picture {args.picture}: use a .svg or .png file name")
-    compiled = compile_model(args.model, Options(targets=tuple(args.targets.split(",")), memory=args.memory))
-    info = plan_json(compiled)
+    board = None
     if args.board:
         from mcuforge.boards import load_board
 
         board = load_board(args.board)
+    compiled = compile_model(args.model, options(args, board))
+    info = plan_json(compiled)
+    if board:
         info["board"] = board.name
     print(json.dumps(info, indent=2) if args.json else plan_text(info))
     if args.picture:
@@ -406,7 +423,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace DIR even if it holds other files, or is a file or a symbolic link (the link "
                         "itself)")
     s.add_argument("--prefix", default="model", help="C name prefix, so several models link into one firmware")
-    s.add_argument("--board", help="target board (checks the model fits its RAM and flash)")
+    s.add_argument("--board", help="target board: checks the model fits its RAM and flash, and lays the weights out "
+                                   "for its core's kernel paths (plain C, DSP or Helium; the C stays correct on "
+                                   "any core)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
     s.add_argument("--memory", default="balanced", choices=MEMORY_MODES, help=MEMORY_HELP)
     s.add_argument("--package", choices=PACKAGES,
@@ -465,7 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("plan", help="schedule, arena offsets and lifetimes, lower bound, picture")
     s.add_argument("model", help="a .tflite file")
-    s.add_argument("--board", help="board the plan is for (memory limits are checked at compile time)")
+    s.add_argument("--board", help="board the plan is for (its core's kernel paths; memory limits are checked at "
+                                   "compile time)")
     s.add_argument("--targets", default="cmsis-nn,c", help="targets in priority order (default cmsis-nn,c)")
     s.add_argument("--memory", default="balanced", choices=MEMORY_MODES, help=MEMORY_HELP)
     s.add_argument("--json", action="store_true", help="machine-readable output")

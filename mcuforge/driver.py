@@ -26,7 +26,7 @@ from mcuforge.planner.legalize import legalize
 from mcuforge.planner.lower import lower
 from mcuforge.planner.partition import partition
 from mcuforge.planner.program import Program, schedule
-from mcuforge.planner.target import get_target
+from mcuforge.planner.target import DEFAULT_ISA, get_target
 
 DEFAULT_TARGETS = ("cmsis-nn", "c")
 # --memory balanced: overlaps that cost instructions (planner/arena.py plan_program) may add up to
@@ -40,6 +40,7 @@ class Options:
     targets: tuple[str, ...] = DEFAULT_TARGETS
     memory_algorithms: tuple[str, ...] | None = None  # None: every algorithm, best plan wins
     memory: str = "balanced"  # min | balanced | fast (planner/arena.py MEMORY_MODES)
+    isa: str = DEFAULT_ISA  # the kernel paths the C is built with (planner/target.py ISAS): the board's Board.isa
 
 
 @dataclass
@@ -70,7 +71,7 @@ def compile_module(imported: Module, blob: bytes, options: Options = Options()) 
     """compile_model of a model already read (read_model): the CLI checks inputs against it first."""
     module = verify(legalize(imported))
     module = verify(partition(module, [get_target(t) for t in options.targets]))
-    kernels = check_kernels(module, lower(module))
+    kernels = check_kernels(module, lower(module, options.isa))
     program = check_program(schedule(module, kernels))
     budget = int(BALANCED_BUDGET * sum(layer_macs(module.functions[b.fn].body) for b in program.bindings))
     program, arena = plan_program(program, options.memory_algorithms, options.memory, budget)

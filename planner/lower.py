@@ -5,14 +5,16 @@ from __future__ import annotations
 from mcuforge.ir.expr import Module
 
 from .kernel import KernelCall
-from .target import get_target
+from .target import DEFAULT_ISA, check_isa, get_target
 
 
-def lower(module: Module) -> dict[str, KernelCall]:
-    """KernelCall for every lifted function, by function name."""
+def lower(module: Module, isa: str = DEFAULT_ISA) -> dict[str, KernelCall]:
+    """KernelCall for every lifted function, by function name, for code built with `isa`'s kernel
+    paths (planner/target.py ISAS)."""
+    check_isa(isa)
     kernels = {}
     for name, fn in module.functions.items():
         if name == "main":
             continue
-        kernels[name] = get_target(fn.attrs["target"]).lower(fn)
+        kernels[name] = get_target(fn.attrs["target"]).lower(fn, isa)
     return kernels

@@ -35,11 +35,13 @@ from mcuforge.ir.expr import Call, Constant, Function, Var, post_order
 from mcuforge.ir.registry import OpView, get_op
 from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.planner.patterns import match
+from mcuforge.planner.target import DEFAULT_ISA, ISAS
 from mcuforge.planner.targets import cmsis_nn
 from mcuforge.planner.targets.cmsis_nn import common as cmsis_common
 from mcuforge.planner.targets.cmsis_nn.common import unpair_rows
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
+from mcuforge.boards import load_board
 from mcuforge.driver import compile_model
 from mcuforge.host import DSP_EMULATE
 
@@ -355,6 +357,11 @@ CASES = {
     # connected kernel, on the flattened input
     "conv_1x1_ic256_oc2_1px_head": lambda r: conv(r, (1, 1), 256, 2, (1, 1)),
     "conv_3x3_ic5_oc7_valid_1px_relu": lambda r: conv(r, (3, 3), 5, 7, (3, 3), padding="VALID", act="RELU"),
+    # in_c % 16 != 0 with out_c % 4 == 0 (Helium: one pixel at a time), odd pixel counts, dilation
+    # across
+    "conv_3x3_ic8_oc8_odd_px": lambda r: conv(r, (5, 7), 8, 8, (3, 3)),
+    "conv_3x3_ic24_oc12_s2x1_dil1x2": lambda r: conv(r, (9, 8), 24, 12, (3, 3), stride=(2, 1), dil=(1, 2)),
+    "conv_2x3_ic5_oc4_valid": lambda r: conv(r, (6, 7), 5, 4, (2, 3), padding="VALID"),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
@@ -528,9 +535,10 @@ CASES = {
     "softmax_2x1001": lambda r: softmax(r, (2, 1001), scale=0.05),
 }
 
-def lowered(call: Call):
+def lowered(call: Call, isa: str = DEFAULT_ISA):
     """The cmsis-nn KernelCall of a call (the composite whose pattern and check accept it: an op may
-    have several, e.g. int8 and 16x8; of those the one covering the most ops)."""
+    have several, e.g. int8 and 16x8; of those the one covering the most ops), lowered for `isa`'s
+    kernel paths."""
     found = [(e, match(e.pattern, call)) for e in cmsis_nn.COMPOSITES.values() if e.pattern.op == call.op]
     accepted = [(e, m) for e, m in found if m is not None and e.check(m.captures) is None]
     assert accepted, [e.check(m.captures) for e, m in found if m is not None]
@@ -540,13 +548,15 @@ def lowered(call: Call):
         if isinstance(a, Var) and a not in params:
             params.append(a)
     fn = Function(tuple(params), call, {"target": cmsis_nn.NAME, "composite": entry.name})
-    return fn, cmsis_nn.lower(fn)
+    return fn, cmsis_nn.lower(fn, isa)
 
 
 def case_data(name: str):
-    """(call, fn, KernelCall) of a case, seeded by its name."""
-    call = CASES[name](np.random.default_rng(zlib.crc32(name.encode())))
-    fn, kc = lowered(call)
+    """(call, fn, KernelCall) of a case, seeded by its name; `<case>@<isa>` is the case lowered for
+    that ISA (planner/target.py ISAS), else for the default one."""
+    base, _, isa = name.partition("@")
+    call = CASES[base](np.random.default_rng(zlib.crc32(base.encode())))
+    fn, kc = lowered(call, isa or DEFAULT_ISA)
     return call, fn, kc
 
 
@@ -836,7 +846,7 @@ def case_sets(name: str):
     """(KernelCall, input sets, in-place flags) of a case: random inputs, every input at -128, every
     input at 127, and for element-wise kernels the first set again with the output over input 1."""
     _, _, kc = case_data(name)
-    rng = np.random.default_rng(zlib.crc32(name.encode()) + 2)
+    rng = np.random.default_rng(zlib.crc32(name.partition("@")[0].encode()) + 2)
     sets = [[rng.integers(-128, 128, t.shape).astype(np.int8) for t in kc.inputs] for _ in range(3)]
     sets += [[np.full(t.shape, v, np.int8) for t in kc.inputs] for v in (-128, 127)]
     inplace = [False] * len(sets)
@@ -874,6 +884,43 @@ def test_c_kernel_equals_kernel_model(harness, name):
     out = run_harness(harness, [records_of([name])])
     n = kc.output.nbytes
     assert not (bad := check_outputs([name], [out[i:i + n] for i in range(0, len(out), n)])), "\n".join(bad)
+
+
+def laid_out(kc) -> tuple:
+    return (sorted(kc.params.items()), sorted((r, v.tobytes()) for r, v in kc.constants.items()))
+
+
+def isa_variants(isa: str) -> list[str]:
+    """`<case>@<other>` for every case that another ISA lowers differently from `isa` (its weights'
+    layout): a build for one core runs C generated for another too, slower but exact."""
+    return [f"{n}@{o}" for n in sorted(CASES) for o in ISAS
+            if o != isa and laid_out(case_data(f"{n}@{o}")[2]) != laid_out(case_data(f"{n}@{isa}")[2])]
+
+
+def test_isa_variants_are_the_offset_pair_layout():
+    """Only the DSP ISA takes the offset pair layout (the convolutions with K >= 48 that allow it):
+    plain C and Helium read the plain pair layout, whose weights are the layer's, row for row."""
+    variants = isa_variants(DEFAULT_ISA)
+    assert DEFAULT_ISA == "dsp" and len(variants) > 10 and {v.partition("@")[2] for v in variants} == {"plain", "mve"}
+    for v in variants:
+        call, _, kc = case_data(v)
+        dsp = case_data(v.partition("@")[0])[2]
+        assert dsp.params["pair_offset"] == 1 and kc.params["pair_offset"] == 0
+        oc, kh, kw, ic = call.args[1].type.shape
+        assert np.array_equal(unpair_rows(kc.constants["weights"], oc, kh * kw * ic),
+                              call.args[1].data.reshape(oc, -1))
+    # plain C and Helium lay every case out alike
+    assert isa_variants("mve") == [f"{v.partition('@')[0]}@dsp" for v in variants if v.endswith("@plain")]
+
+
+def test_c_kernel_other_isa_layouts(harness):
+    """The cases laid out for plain C and Helium (the plain pair layout where the DSP ISA takes the
+    offset one) on the plain and DSP-emulated builds: equal to the kernel model."""
+    names = isa_variants(DEFAULT_ISA)
+    out = run_harness(harness, [records_of(names)])
+    expected = [(n, j, kc.run(x)) for n in names for kc, sets, _ in [case_sets(n)] for j, x in enumerate(sets)]
+    bad, pos = compare_runs(out, expected)
+    assert len(expected) > 50 and pos == len(out) and not bad, "\n".join(bad)
 
 
 def compare_runs(out: bytes, expected: list) -> tuple[list[str], int]:
@@ -1160,11 +1207,13 @@ def test_kernels_on_qemu(cpu, tmp_path):
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
     machine, fflags, code, ram = QEMU_CPUS[cpu]
+    isa = load_board(machine).isa  # the cases as lowered for this core, and as for the others where they differ
+    names = [f"{n}@{isa}" for n in sorted(CASES)] + isa_variants(isa)
     (tmp_path / "startup.c").write_text(QEMU_STARTUP)
     (tmp_path / "link.ld").write_text(QEMU_LINKER.format(code=code, ram=ram))
     bad: list[str] = []
     limit = 3 << 20 if code == "4M" else 380 << 10  # the records and the code fit the code memory
-    for k, batch in enumerate(batches(sorted(CASES), limit)):
+    for k, batch in enumerate(batches(names, limit)):
         io = SEMIHOSTING_IO.replace("RECORDS", ",".join(map(str, records_of(batch))))
         (tmp_path / "harness.c").write_text(harness_source(io))
         elf = tmp_path / f"h{k}.elf"

@@ -9,7 +9,8 @@ from mcuforge.ir.expr import Call, Function, Module
 from mcuforge.planner.kernel import KernelCall, OpInfo
 from mcuforge.planner.memory import check_plan
 from mcuforge.planner.patterns import PatternEntry, op, wildcard
-from mcuforge.planner.target import Target, register_target
+from mcuforge.errors import McuforgeError
+from mcuforge.planner.target import DEFAULT_ISA, ISAS, Target, register_target
 
 from mcuforge.driver import Options, compile_model
 from mcuforge.verify import random_inputs, verify_program
@@ -130,8 +131,8 @@ def test_third_target_from_outside_the_package(tmp_path):
     (sources / "toy_kernels.h").write_text("void toy_add_s8(void (*impl)(void), int calls);\n")
     lowered = []
 
-    def lower(fn):
-        base = portable.lower(fn)
+    def lower(fn, isa):
+        base = portable.lower(fn, isa)
         lowered.append(fn.attrs["composite"])
         info = OpInfo(base.info.op, base.info.kind, base.info.attrs, base.info.sources, "toy", "toy_add")
         return KernelCall("toy_add_s8", "toy_add_s8", "toy_add.c.j2", base.inputs, base.output, base.params, base.constants, 0,
@@ -221,3 +222,46 @@ def test_a_constant_residual_is_not_fused():
     const = Constant("c", r.type, np.random.default_rng(7).integers(-128, 128, r.type.shape))
     body = Call("add", (cv, const), fused.type, fused.attrs, name="out")
     assert sorted(_partitioned_calls(body, [cv.args[0]])) == ["qnn_add", "qnn_conv2d"]
+
+
+def _offset_layers(compiled) -> list[int]:
+    return [b.kernel.params["pair_offset"] for b in compiled.program.bindings if "pair_offset" in b.kernel.params]
+
+
+def test_the_isa_reaches_the_lowering():
+    """Options.isa reaches the cmsis-nn lowering: only the DSP ISA (the default) takes the offset
+    pair layout, Helium and plain C keep the plain one; an unknown ISA is refused."""
+    flags = {isa: _offset_layers(compile_model(MLPERF_MODELS["kws"], Options(isa=isa))) for isa in ISAS}
+    assert DEFAULT_ISA == "dsp" and _offset_layers(compile_model(MLPERF_MODELS["kws"])) == flags["dsp"]
+    assert len(flags["dsp"]) == 5 and sum(flags["dsp"]) == 4  # the first conv: K = 40 < PAIR_OFFSET_MIN_K
+    assert flags["mve"] == flags["plain"] == [0] * 5
+    with pytest.raises(McuforgeError, match="unknown ISA 'neon'"):
+        compile_model(MLPERF_MODELS["ad"], Options(isa="neon"))
+
+
+def test_the_board_decides_the_isa(cli, tmp_path, monkeypatch):
+    """`compile --board` lays the weights out for the board's core (the generated parameters say
+    which layout); bench compiles for its board's ISA."""
+    texts = {}
+    for board in ("mps3-an547", "mps2-an386", None):
+        out = tmp_path / str(board)
+        proc = cli("compile", MLPERF_MODELS["kws"], "-o", out, *(("--board", board) if board else ()))
+        assert proc.returncode == 0, proc.stderr
+        texts[board] = (out / "model.c").read_text()
+    assert ".pair_offset = 1" not in texts["mps3-an547"] and texts["mps3-an547"].count(".pair_offset = 0") == 5
+    assert texts["mps2-an386"].count(".pair_offset = 1") == 4 and texts[None] == texts["mps2-an386"]
+
+    import mcuforge.driver
+    from mcuforge.bench import bench
+
+    seen = []
+
+    def stop(model, options):
+        seen.append(options.isa)
+        raise McuforgeError("stop")
+
+    monkeypatch.setattr(mcuforge.driver, "compile_model", stop)
+    for board in ("mps3-an547", "mps2-an505", "mps2-an385"):
+        with pytest.raises(McuforgeError, match="stop"):
+            bench(MLPERF_MODELS["ad"], board)
+    assert seen == ["mve", "dsp", "plain"]

@@ -1,7 +1,8 @@
 """End to end on QEMU: .tflite -> C -> arm-none-eabi-gcc firmware -> QEMU -> outputs over the serial
 link, byte for byte equal to TFLite Micro. All four MLPerf Tiny models on mps2-an386 (Cortex-M4),
-and one model on each of the other QEMU boards (two on the Cortex-M33); on the micro:bit (Cortex-M0,
-16 KiB RAM) small models, the cmsis-nn kernels on their plain C paths and float I/O in soft float."""
+and one model on each of the other QEMU boards (two on the Cortex-M33, all four on the Cortex-M55),
+each compiled for its board's ISA; on the micro:bit (Cortex-M0, 16 KiB RAM) small models, the cmsis-nn
+kernels on their plain C paths and float I/O in soft float."""
 
 import os
 import re
@@ -12,7 +13,9 @@ import numpy as np
 import pytest
 from conftest import MLPERF_MODELS, MODELS
 
-from mcuforge.driver import compile_model
+from mcuforge.boards import load_board
+from mcuforge.driver import Options, compile_model
+from mcuforge.planner.target import DEFAULT_ISA
 from mcuforge.verify import random_inputs, verify_board
 
 TOOLS = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm", "cmake") if shutil.which(t) is None]
@@ -24,14 +27,27 @@ pytestmark = [
 
 CASES = [("kws", "mps2-an386"), ("vww", "mps2-an386"), ("ic", "mps2-an386"), ("ad", "mps2-an386"),
          ("kws", "mps2-an385"), ("ic", "mps2-an500"), ("kws", "mps3-an547"), ("kws", "mps2-an505"),
-         ("ad", "mps2-an505"), ("ad", "mps3-an547"), ("vww", "mps3-an547"), ("kws", "netduinoplus2"),
+         ("ad", "mps2-an505"), ("ad", "mps3-an547"), ("vww", "mps3-an547"), ("ic", "mps3-an547"),
+         ("kws", "netduinoplus2"),
          ("mix_ds_cnn", "microbit"),
          ("mix_float_io_cnn", "microbit")]
 
 
 @pytest.mark.parametrize("model, board", CASES, ids=[f"{m}-{b}" for m, b in CASES])
 def test_model_on_qemu_is_bit_exact(model, board):
-    compiled = compile_model(MLPERF_MODELS.get(model) or MODELS / f"{model}.tflite")
+    """Compiled for the board's ISA (its weights laid out for its kernel paths), as `run` does."""
+    _bit_exact_on(model, board, load_board(board).isa)
+
+
+def test_c_laid_out_for_the_dsp_paths_is_bit_exact_on_helium():
+    """C compiled without a board (the default ISA, DSP: the offset pair layout in KWS's
+    convolutions) built for the Cortex-M55: its Helium paths read that layout too."""
+    assert DEFAULT_ISA == "dsp" and load_board("mps3-an547").isa == "mve"
+    _bit_exact_on("kws", "mps3-an547", DEFAULT_ISA)
+
+
+def _bit_exact_on(model: str, board: str, isa: str) -> None:
+    compiled = compile_model(MLPERF_MODELS.get(model) or MODELS / f"{model}.tflite", Options(isa=isa))
     rng = np.random.default_rng(11)
     sets = [random_inputs(compiled.imported, rng) for _ in range(2)]
     sets.append([np.zeros_like(x) for x in sets[0]])
@@ -68,8 +84,6 @@ def test_mismatch_on_board_names_the_first_layer_that_differs(tmp_path):
     """A deliberately corrupted constant in layer 4 of the generated C: verify on QEMU fails and the
     per-layer readback names layer 4, not the output."""
     from mcuforge.codegen.emit import emit
-
-    from mcuforge.driver import Options
 
     compiled = compile_model(MLPERF_MODELS["ad"], Options(targets=("c",)))
     out = emit(compiled, tmp_path / "model", "model")
@@ -163,8 +177,6 @@ def test_mismatch_in_a_sequence_replays_the_sequence_to_name_the_layer(tmp_path)
     SVDF): the slot holds the initial 0 at step 0, so step 0 matches TFLM and step 1 does not; the
     per-layer readback resets the board and replays step 0 before probing step 1, and names layer 0."""
     from mcuforge.codegen.emit import emit
-
-    from mcuforge.driver import Options
 
     compiled = compile_model(MODELS / "svdf_kws_two_layers.tflite", Options(targets=("c",)))
     out = emit(compiled, tmp_path / "model", "model")

@@ -11,6 +11,7 @@ QEMU tests are marked slow; they are skipped only when the toolchain or QEMU is 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import threading
@@ -67,6 +68,25 @@ QEMU_MAPS = {
     "mps2-an505": (0x10000000, 0x400000, 0x38000000, 0x400000, 0x40200000, 20_000_000),
     "mps3-an547": (0x00000000, 0x80000, 0x20000000, 0x80000, 0x49303000, 32_000_000),
 }
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs arm-none-eabi-gcc")
+def test_board_isa_is_what_its_compiler_flags_build():
+    """Board.isa, the kernel paths the lowering lays the weights out for, names the paths the board's
+    gcc flags compile: Helium where __ARM_FEATURE_MVE (integer) is set, else DSP where
+    __ARM_FEATURE_DSP is, else plain C (mcu_cmsis_mve.h, mcu_cmsis_dsp.h)."""
+    import subprocess
+
+    seen = set()
+    for b in all_boards():
+        macros = subprocess.run(["arm-none-eabi-gcc", *b.cpu_flags(), "-dM", "-E", "-x", "c", "/dev/null"],
+                                capture_output=True, text=True, check=True).stdout
+        mve = re.search(r"#define __ARM_FEATURE_MVE (\d+)", macros)
+        built = ("mve" if mve and int(mve.group(1)) & 1 else
+                 "dsp" if re.search(r"#define __ARM_FEATURE_DSP 1", macros) else "plain")
+        assert b.isa == built, b.name
+        seen.add(built)
+    assert seen == {"plain", "dsp", "mve"}
 
 
 def test_board_table():

@@ -60,7 +60,8 @@ def has_kernel(caps) -> str | None:
     return None if op is not None and (op.portable is not None or op.view) else "no portable kernel"
 
 
-def lower(fn: Function) -> KernelCall:
+def lower(fn: Function, isa: str) -> KernelCall:
+    """The portable kernels are plain C whatever the ISA."""
     call = root_call(fn)
     opdef = get_op(call.op)
     info = OpInfo(call.op, opdef.kind, call.attrs, call.sources, NAME, fn.attrs.get("composite", COMPOSITE))

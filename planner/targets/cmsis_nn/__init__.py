@@ -15,9 +15,11 @@ Precomputed, in short: per-channel multipliers and shifts (TFLM's derivation); f
 fully connected layers, biases folded with the input zero point and weights in the pair layout
 (common.pair_rows: output channels 2j and 2j + 1 byte interleaved, which SXTB16 / SXTB16 ROR #8 and
 Helium's VLD2 split at full rate; for convolutions where common.pair_offset allows, each pair's first
-row stored plus 128, which lets the DSP inner loop split each weight word once); depthwise taps in
-their natural [KH*KW][OC] layout. One weight layout serves the plain, DSP and MVE builds of the same
-generated C; the columns' SIMD orderings live in the kernels' scratch.
+row stored plus 128, which lets the DSP inner loop split each weight word once: only for the DSP
+ISA, Helium and plain C pay for it); depthwise taps in their natural [KH*KW][OC] layout. Every
+layout is read by the plain, DSP and MVE builds of the kernels alike (the generated C runs wherever
+it is built), the ISA (planner/target.py) only picks the fastest; the columns' SIMD orderings live
+in the kernels' scratch.
 """
 
 from __future__ import annotations
@@ -55,14 +57,15 @@ def _composites() -> dict[str, Composite]:
 COMPOSITES = _composites()
 
 
-def lower(fn: Function) -> KernelCall:
+def lower(fn: Function, isa: str) -> KernelCall:
     call = portable.root_call(fn)
     composite = fn.attrs["composite"]
     covered = [c for c in post_order(fn.body) if isinstance(c, Call)]  # every op of the composite
     kinds = [get_op(c.op).kind for c in covered]  # a fused convolution is a complex op
     kind = OpKind.COMPLEX if OpKind.COMPLEX in kinds else kinds[-1]
     info = OpInfo(call.op, kind, call.attrs, tuple(s for c in covered for s in c.sources), NAME, composite)
-    low = COMPOSITES[composite].lower(call)
+    comp = COMPOSITES[composite]
+    low = comp.lower(call, isa) if comp.by_isa else comp.lower(call)
     scratch = low.scratch.bytes if low.scratch else 0
     template = portable.GENERIC_TEMPLATE if low.struct else f"{composite}.c.j2"
     arg_map = portable.arg_map(fn)

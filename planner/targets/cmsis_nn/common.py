@@ -46,12 +46,15 @@ class Lowered:
 @dataclass(frozen=True)
 class Composite:
     """One composite of the cmsis-nn target: its name (also its template, `<name>.c.j2`), the pattern
-    it matches, the check that admits a match (its docstring is the rule) and its lowering."""
+    it matches, the check that admits a match (its docstring is the rule) and its lowering: called
+    lower(call), or lower(call, isa) when `by_isa` (its constants depend on the kernel paths the C
+    is built with, planner/target.py ISAS)."""
 
     name: str
     pattern: Pattern
     check: Callable[[dict[str, Expr]], "str | None"]
-    lower: Callable[[Call], Lowered]
+    lower: Callable[..., Lowered]
+    by_isa: bool = False
 
 
 def scratch_size(macro: str, *args: int) -> KernelSize:
@@ -91,10 +94,14 @@ def unpair_rows(flat: np.ndarray, rows: int, k: int, offset: bool = False) -> np
 PAIR_OFFSET_MIN_K = 48
 
 
-def pair_offset(w: np.ndarray) -> bool:
-    """Whether a [rows][K] layer takes the offset pair layout: K at least PAIR_OFFSET_MIN_K and, for
-    every pair's second row b, |sum(x * b)| < 2^23 for all int8 inputs x (128 * sum|b| < 2^23), so
-    the DSP paths recover that sum exactly from the raw weight word's product (mcu_cmsis_pair_dsp.h)."""
+def pair_offset(w: np.ndarray, isa: str) -> bool:
+    """Whether a [rows][K] layer takes the offset pair layout: built for the DSP paths (the only ones
+    it speeds up: Helium pays a VSUB per weight vector for it, plain C a subtraction per weight),
+    K at least PAIR_OFFSET_MIN_K and, for every pair's second row b, |sum(x * b)| < 2^23 for all int8
+    inputs x (128 * sum|b| < 2^23), so the DSP paths recover that sum exactly from the raw weight
+    word's product (mcu_cmsis_pair_dsp.h)."""
+    if isa != "dsp":
+        return False
     rows, k = w.shape
     b = np.abs(w[1::2].astype(np.int64)).sum(axis=1)
     return bool(k >= PAIR_OFFSET_MIN_K and (b.size == 0 or 128 * int(b.max()) < 2**23))

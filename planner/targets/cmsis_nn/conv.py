@@ -1,10 +1,11 @@
 """CONV_2D on cmsis-nn: mcu_cmsis_conv2d_1x1_s8 (1x1 filters read input pixels in place) and
 mcu_cmsis_conv2d_s8 (im2col), both over OHWI weight rows in the pair layout (common.pair_rows:
 output channels 2j and 2j + 1 byte interleaved, what SXTB16 / SXTB16 ROR #8 and Helium's VLD2 split;
-with `pair_offset` where common.pair_offset allows, channel 2j's weights stored plus 128, which the
-DSP paths' inner loop exploits) with the bias folded with the input zero point: acc = sum(x * w) + bias', bias' = bias +
-input_offset * sum(w). Exact integer algebra once padding is filled with the input zero point (a
-padded tap then adds zp * w, which the fold cancels), so the inner loops multiply raw int8 values.
+with `pair_offset` where common.pair_offset allows (built for the DSP ISA), channel 2j's weights
+stored plus 128, which the DSP paths' inner loop exploits) with the bias folded with the input zero
+point: acc = sum(x * w) + bias', bias' = bias + input_offset * sum(w). Exact integer algebra once
+padding is filled with the input zero point (a padded tap then adds zp * w, which the fold cancels),
+so the inner loops multiply raw int8 values.
 The DSP paths widen three pixels (or im2col columns) into scratch; the fast requantization record
 `rq` is added where it is proven."""
 
@@ -47,7 +48,7 @@ def single_window(call: Call) -> bool:
     return (g["out_h"], g["out_w"], kh, kw, g["pad_top"], g["pad_left"]) == (1, 1, in_h, in_w, 0, 0)
 
 
-def lower(call: Call) -> Lowered:
+def lower(call: Call, isa: str) -> Lowered:
     w = call.args[1].data
     oc, kh, kw, ic = w.shape
     if single_window(call):  # e.g. a classifier head after a global pool: no im2col, no widened pixels
@@ -56,7 +57,7 @@ def lower(call: Call) -> Lowered:
     params.update(common.geometry(call, kh, kw))
     w2d = w.reshape(oc, kh * kw * ic)
     consts["bias"] = common.folded_bias(call, w2d.astype(np.int64).sum(axis=1), params["input_offset"])
-    params["pair_offset"] = int(common.pair_offset(w2d))
+    params["pair_offset"] = int(common.pair_offset(w2d, isa))
     consts["weights"] = common.pair_rows(w2d.astype(np.int8), bool(params["pair_offset"]))
     with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
     if uses_1x1(call):  # the DSP path widens three input pixels in scratch
@@ -84,4 +85,4 @@ def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
 
 
 COMPOSITES = (Composite("qnn_conv2d", op("conv_2d", wildcard("x"), const("weights"), const("bias", optional=True),
-                                         capture="root"), check, lower),)
+                                         capture="root"), check, lower, by_isa=True),)

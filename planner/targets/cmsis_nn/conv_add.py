@@ -43,10 +43,10 @@ def block_pixels(out_w: int, out_h: int, out_c: int) -> int:
     return min(out_h * out_w, max(6, STAGE_BYTES // out_c // 6 * 6))
 
 
-def lower(call: Call) -> Lowered:
+def lower(call: Call, isa: str) -> Lowered:
     conv_first = isinstance(call.args[0], Call)
     cv = call.args[0 if conv_first else 1]
-    low_conv, low_add = conv.lower(cv), add.lower(call)
+    low_conv, low_add = conv.lower(cv, isa), add.lower(call)
     p = low_conv.params
     block = block_pixels(p["out_w"], p["out_h"], p["out_c"])
     stage_offset = -(-low_conv.scratch.bytes // 4) * 4
@@ -69,5 +69,7 @@ def lower(call: Call) -> Lowered:
 
 
 _CONV = op("conv_2d", wildcard("x"), const("weights"), const("bias", optional=True), capture="conv")
-COMPOSITES = (Composite("qnn_conv2d_add", op("add", _CONV, wildcard("residual"), capture="root"), check, lower),
-              Composite("qnn_add_conv2d", op("add", wildcard("residual"), _CONV, capture="root"), check, lower))
+COMPOSITES = (Composite("qnn_conv2d_add", op("add", _CONV, wildcard("residual"), capture="root"), check, lower,
+                        by_isa=True),
+              Composite("qnn_add_conv2d", op("add", wildcard("residual"), _CONV, capture="root"), check, lower,
+                        by_isa=True))
