@@ -77,9 +77,10 @@ def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool]
             constraints.append(InPlace(b.out, b.args[0]))
         elif b.kernel.overlap is not None and use_overlap(step, b.kernel.overlap):
             arg = b.args[b.kernel.overlap.input]
-            shift = b.kernel.overlap.max_shift
+            shift, low = b.kernel.overlap.max_shift, b.kernel.overlap.min_shift
             if arg not in program.states and b.args.count(arg) == 1 and _dies_at(arg, step, last, program):
-                constraints.append(InPlace(b.out, arg, lo=None, hi=shift - shift % ALIGNMENT))
+                constraints.append(InPlace(b.out, arg, lo=None if low is None else low + -low % ALIGNMENT,
+                                           hi=shift - shift % ALIGNMENT))
         kernel = b.kernel  # as it runs: with the parameters (and scratch) of an overlap it uses that needs them
         if kernel.overlap is not None and kernel.overlap.needs and use_overlap(step, kernel.overlap):
             kernel = _with_needs(kernel)
@@ -169,7 +170,8 @@ def _with_needs(kernel):
 def _plan(program: Program, algorithms, mode: str, use_overlap: Callable[[int, Overlap], bool]) -> ArenaPlan:
     buffers, constraints = buffer_records(program, use_overlap)
     plan = plan_memory(buffers, constraints, algorithms)
-    classic = [c for c in constraints if not isinstance(c, InPlace) or (c.lo, c.hi) == (0, 0)]
+    element_wise = {b.out for b in program.bindings if b.kernel.in_place}
+    classic = [c for c in constraints if not isinstance(c, InPlace) or c.out in element_wise]
     live_bound = lower_bound(buffers, classic)
     states, state_bytes = plan_states(program)
     if plan.arena_bytes + state_bytes > MAX_ARENA_BYTES:

@@ -47,6 +47,8 @@ class Overlap:
 
     input: int
     max_shift: int
+    # The lowest shift allowed (None: any below max_shift; 0 with max_shift 0: exactly over the input).
+    min_shift: int | None = None
     # Kernel parameters the overlap needs, when the kernel's fastest order does not allow it (they
     # cost instructions: the planner sets them only on the layers whose overlap it uses).
     needs: tuple[tuple[str, Any], ...] = ()
