@@ -37,6 +37,7 @@ from mcuforge.ir.types import QuantParams, TensorType
 from mcuforge.planner.patterns import match
 from mcuforge.planner.targets import cmsis_nn
 from mcuforge.planner.targets.cmsis_nn import common as cmsis_common
+from mcuforge.planner.targets.cmsis_nn import depthwise as cmsis_depthwise
 from mcuforge.planner.targets.cmsis_nn.common import unpair_rows
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
@@ -893,9 +894,9 @@ def test_c_kernel_three_channel_3x3_offset_layout(harness, monkeypatch):
 
 
 def test_c_kernel_depthwise_pixel_sweep_any_requantization(harness):
-    """The DSP pixel sweep an overlap needs (planner/targets/cmsis_nn/depthwise.py's overlap: the
-    planner sets sweep = pixels on any 3x3 depthwise layer with depth multiplier 1 and no dilation,
-    whatever its clamp): every such case forced to it, with its own scratch, with and without the
+    """The DSP pixel sweep an overlap may need (planner/targets/cmsis_nn/depthwise.py's overlap: the
+    planner may set sweep = pixels on any 3x3 depthwise layer with depth multiplier 1 and no
+    dilation, whatever its clamp): every such case forced to it, with its own scratch, with and without the
     fast requantization records (the general instance of mcu_cmsis_dw3x3_dsp.h), equal to the
     kernel model on the plain and DSP paths."""
     recs, expected, clamped = [], [], 0
@@ -903,9 +904,11 @@ def test_c_kernel_depthwise_pixel_sweep_any_requantization(harness):
         if not name.startswith("dw3x3"):
             continue
         kc, sets, flags = case_sets(name)
-        if kc.overlap is None or ("sweep", 2) not in kc.overlap.needs:
+        p = kc.params
+        if (p["depth_multiplier"], p["dil_h"], p["dil_w"], p["in_c"] > 1) != (1, 1, 1, True):
             continue
-        pixels = dataclasses.replace(kc, params={**kc.params, "sweep": 2}, scratch_bytes=kc.overlap.scratch_bytes)
+        forced = {**p, "sweep": 2}
+        pixels = dataclasses.replace(kc, params=forced, scratch_bytes=cmsis_depthwise.scratch(forced).bytes)
         clamped += (kc.params["act_min"], kc.params["act_max"]) != (-128, 127)
         variants = [pixels] + ([dataclasses.replace(pixels, constants={r: v for r, v in kc.constants.items()
                                                                        if r != "rq"})] if "rq" in kc.constants else [])
@@ -915,6 +918,38 @@ def test_c_kernel_depthwise_pixel_sweep_any_requantization(harness):
     out = run_harness(harness, recs)
     bad, pos = compare_runs(out, expected)
     assert clamped and len(expected) > 20 and pos == len(out) and not bad, "\n".join(bad)
+
+
+def test_c_kernel_depthwise_row_lagged_in_place(harness):
+    """The row-lagged in-place order (planner/targets/cmsis_nn/depthwise.py's in_place) forced on
+    every depthwise case that allows it, the output exactly over the input: with the case's own
+    sweep (the DSP line sweeps in place, the pixel paths through the ring) and with the DSP pixel
+    sweep (3x3, undilated), with the ring's scratch; equal to the kernel model on the plain and DSP
+    paths. A lag one pixel short corrupts some output (the ring is what makes it in place)."""
+    recs, expected, short, short_expected = [], [], [], []
+    for name in sorted(CASES):
+        kc, sets, _ = case_sets(name)
+        if kc.function != "mcu_cmsis_dwconv2d_s8":
+            continue
+        p = dict(kc.params)
+        sweeps = [p["sweep"]] + ([2] if (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"]) == (3, 3, 1, 1) else [])
+        for sweep in dict.fromkeys(sweeps):
+            over = cmsis_depthwise.in_place({**p, "sweep": sweep})
+            if over is None:
+                continue
+            lagged = {**p, "sweep": sweep, **dict(over.needs)}
+            v = dataclasses.replace(kc, params=lagged, scratch_bytes=over.scratch_bytes)
+            recs += [record(v, x, True) for x in sets]
+            expected += [(f"{name} sweep {sweep}", j, kc.run(x)) for j, x in enumerate(sets)]
+            bad = dataclasses.replace(v, params={**lagged, "lag": lagged["lag"] - 1})
+            if lagged["lag"] > 1:
+                short += [record(bad, sets[0], True)]
+                short_expected += [(f"{name} sweep {sweep}, lag - 1", 0, kc.run(sets[0]))]
+    out = run_harness(harness, recs)
+    bad, pos = compare_runs(out, expected)
+    assert len(expected) > 60 and pos == len(out) and not bad, "\n".join(bad)
+    wrong, _ = compare_runs(run_harness(harness, short), short_expected)
+    assert wrong
 
 
 # ---- the MLPerf Tiny models ----------------------------------------------------------------------
