@@ -645,11 +645,16 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
             mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output, fast);
             return; /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
         }
-        for (int32_t oy = 0; oy < p->out_h; oy++) { /* else the plain C path, which needs no scratch */
+        int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(
+                                                           p->k_h, p->k_w, p->out_c, p->in_c)); /* with a lag */
+        for (int32_t oy = 0; oy < p->out_h; oy++) { /* else the plain C path, which needs no other scratch */
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, oy, ox,
-                                   output + (oy * p->out_w + ox) * p->out_c);
+                                   mcu_cmsis_dw_lag_out(p, ring, output, oy * p->out_w + ox));
             }
+        }
+        if (p->lag > 0) {
+            mcu_cmsis_dw_lag_flush(p, ring, output);
         }
         return;
     }

@@ -53,11 +53,14 @@ typedef struct {
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
     reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. band_rows: the Helium
     column path's rows per band after a first band of four (0: all its rows in one band); bands let
-    the output overlap the input (planner/overlap.py). */
+    the output overlap the input (planner/overlap.py). lag: 0, or the pixel paths (plain C, the DSP
+    pixel sweep, Helium's pixels, which then takes every row) keep the last `lag` output pixels in a
+    ring in scratch and write each to its place `lag` pixels later, so that the output may lie
+    exactly over the input (mcu_cmsis_dw_lag_out); the DSP line sweeps need no ring for that. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier, sweep;
-    int32_t input_offset, output_offset, act_min, act_max, band_rows;
+    int32_t input_offset, output_offset, act_min, act_max, band_rows, lag;
 } mcu_cmsis_dw_conv_params;
 
 /** Parameters of mcu_cmsis_fully_connected_s8: `rows` input vectors of `depth` values, `units`
@@ -166,6 +169,11 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. */
 #define MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(k_h, k_w, channels, in_c)                                          \
     (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4) + 8 * (k_h) * (k_w) + (in_c))
+
+/** With a lag (p->lag > 0): the ring of lag pixels of out_c bytes after the bytes a pixel path uses
+    itself (`path_bytes`, rounded up to a word): Helium's and the plain C path's
+    8 * k_h * k_w + in_c, the DSP pixel sweep's MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES. */
+#define MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES(path_bytes, lag, out_c) (((path_bytes) + 3) / 4 * 4 + (lag) * (out_c))
 
 /** One input channel: a word per pair of taps and one more, and as many per output channel
     (rounded up to four), mcu_cmsis_dwconv_in1_dsp.h; the Helium path's 64 bytes and the taps
