@@ -75,9 +75,9 @@ def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool]
         elif (b.kernel.in_place and b.args and b.args[0] not in program.states
               and _dies_at(b.args[0], step, last, program)):
             constraints.append(InPlace(b.out, b.args[0]))
-        elif b.kernel.overlap is not None and use_overlap(step, b.kernel.overlap):
-            arg = b.args[b.kernel.overlap.input]
-            shift, low = b.kernel.overlap.max_shift, b.kernel.overlap.min_shift
+        elif (overlap := _usable(step, b.kernel.overlap, use_overlap)) is not None:
+            arg = b.args[overlap.input]
+            shift, low = overlap.max_shift, overlap.min_shift
             if arg not in program.states and b.args.count(arg) == 1 and _dies_at(arg, step, last, program):
                 constraints.append(InPlace(b.out, arg, lo=None if low is None else low + -low % ALIGNMENT,
                                            hi=shift - shift % ALIGNMENT))
@@ -87,6 +87,14 @@ def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool]
         if kernel.scratch_bytes:
             buffers.append(Buffer(f"scratch{step}", kernel.scratch_bytes, ALIGNMENT, step, step))
     return buffers, constraints
+
+
+def _usable(step: int, overlap: Overlap | None, use_overlap: Callable[[int, Overlap], bool]) -> Overlap | None:
+    """The declaration the planner uses at a step: the kernel's, else what it allows without the
+    parameters that one needs (Overlap.without), else none."""
+    if overlap is not None and not use_overlap(step, overlap):
+        overlap = overlap.without
+    return overlap if overlap is not None and use_overlap(step, overlap) else None
 
 
 def _dies_at(name: str, step: int, last: dict[str, int], program: Program) -> bool:

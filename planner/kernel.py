@@ -56,6 +56,8 @@ class Overlap:
     cost_instructions: int = 0  # an estimate of the instructions they add (the planner's budget)
     scratch_bytes: int | None = None  # the kernel's scratch with `needs` set (None: unchanged)
     scratch_check: str = ""  # its C expression (KernelCall.scratch_check)
+    # What the kernel allows without `needs` (a declaration of its own, needing nothing), if anything.
+    without: "Overlap | None" = None
 
 
 def raster_overlap(p: Mapping[str, Any], block: int, buffered: bool) -> Overlap | None:

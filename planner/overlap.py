@@ -157,7 +157,12 @@ def pixel_orders(p: Mapping[str, Any]) -> list[Order]:
 def conv_1x1_orders(p: Mapping[str, Any]) -> list[Order]:
     """mcu_cmsis_conv2d_1x1_s8: DSP: three pixels widened into scratch, then their outputs; plain
     and Helium pairs: two pixels read again for every output channel written; Helium pixels (and a
-    Helium odd last pixel): one."""
+    Helium odd last pixel): one. With a chunk (stride 1), plain C and Helium copy chunk pixels to
+    scratch, then write their outputs."""
+    chunk = p.get("chunk", 0)
+    if chunk:
+        px = _all(p)
+        return [_triples(p, "DSP", True), _blocks(p, px, px[::chunk], "plain, Helium chunks", True)]
     return [_triples(p, "DSP", True), _pairs(p, "plain, Helium pairs", False), _singles(p, "Helium pixels", False)]
 
 
@@ -201,18 +206,20 @@ def ring_lag(p: Mapping[str, Any]) -> int | None:
 def _line_sweep(p: Mapping[str, Any]) -> ByteOrder:
     """The DSP line sweep (depth multiplier 1): per group of four channels, output lines (rows, or
     columns) in order, each after the input lines its windows span that its line cache does not
-    hold are read (built) into it: the cache's slot r % slots for input line r, as the kernel
-    keeps it (mcu_cmsis_dw_line). Only the group's channels are read and written."""
+    hold are read (built) into it: the cache's slot r % slots for line r (padding too), as the
+    kernel keeps it (mcu_cmsis_dw_line). Only the group's channels are read and written."""
     rows = p["sweep"] == DW_ROWS
     k, stride, dil, pad, lines = ((p["k_h"], p["stride_h"], p["dil_h"], p["pad_top"], p["in_h"]) if rows else
                                   (p["k_w"], p["stride_w"], p["dil_w"], p["pad_left"], p["in_w"]))
     out_lines = p["out_h"] if rows else p["out_w"]
     slots = (k - 1) * dil + 1
-    tag, read = [-1] * slots, np.full(lines, -1, np.int64)
+    tag, read = [None] * slots, np.full(lines, -1, np.int64)
     for ol in range(out_lines):
         for r in range(ol * stride - pad, ol * stride - pad + k * dil, dil):
-            if 0 <= r < lines and tag[r % slots] != r:
-                tag[r % slots], read[r] = r, ol
+            if tag[r % slots] != r:  # lines of padding take slots too
+                tag[r % slots] = r
+                if 0 <= r < lines:
+                    read[r] = ol
 
     def steps(h: int, w: int, c: int, line_step: np.ndarray) -> np.ndarray:
         y, x = np.divmod(np.arange(h * w), w)
