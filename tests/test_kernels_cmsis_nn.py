@@ -952,6 +952,28 @@ def test_c_kernel_depthwise_row_lagged_in_place(harness):
     assert wrong
 
 
+def test_c_kernel_1x1_chunks_in_place(harness):
+    """Every stride-1 1x1 case whose output may lie over its input with chunks (planner/targets/
+    cmsis_nn/conv.py's overlap_1x1) run exactly over it with its chunks (plain C; the DSP path's
+    three widened pixels), and unchunked on the plain path, where the pairs corrupt it."""
+    recs, expected, unchunked, names = [], [], [], []
+    for name in sorted(CASES):
+        kc, sets, _ = case_sets(name)
+        over = kc.overlap
+        if kc.function != "mcu_cmsis_conv2d_1x1_s8" or over is None or not over.needs or over.max_shift < 0:
+            continue
+        chunked = dataclasses.replace(kc, params={**kc.params, **dict(over.needs)})
+        recs += [record(chunked, x, True) for x in sets]
+        expected += [(name, j, kc.run(x)) for j, x in enumerate(sets)]
+        unchunked.append(record(kc, sets[0], True))
+        names.append((name, 0, kc.run(sets[0])))
+    out = run_harness(harness, recs)
+    bad, pos = compare_runs(out, expected)
+    assert len(names) >= 3 and pos == len(out) and not bad, "\n".join(bad)
+    wrong, _ = compare_runs(run_harness(harness, unchunked), names)
+    assert bool(wrong) == (harness.parent.name.startswith("cmsis_plain"))
+
+
 # ---- the MLPerf Tiny models ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", sorted(MLPERF_MODELS))
