@@ -6,6 +6,8 @@ scratch) and multiply raw int8 values. The DSP path's sweep over the output is c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from mcuforge.ir.expr import Call
 
@@ -59,7 +61,8 @@ def overlap(p: dict, out_bytes: int) -> Overlap | None:
         return None
     lagged = in_place(p)
     if lagged is not None and base.max_shift < 0 and lagged.scratch_bytes - scratch(p).bytes < -base.max_shift:
-        return lagged
+        free = p["sweep"] == PIXELS and not mve_band_rows(p)  # the raster overlap needs nothing here
+        return replace(lagged, without=base) if free else lagged
     needs, costs, cost, shift = [], [], 0, base.max_shift
     pixels = None
     if p["sweep"] != PIXELS:
