@@ -76,17 +76,26 @@ def buffer_records(program: Program, use_overlap: Callable[[int, Overlap], bool]
         elif (b.kernel.in_place and b.args and b.args[b.kernel.in_place_input] not in program.states
               and _dies_at(b.args[b.kernel.in_place_input], step, last, program)):
             constraints.append(InPlace(b.out, b.args[b.kernel.in_place_input]))
-        elif b.kernel.overlap is not None and use_overlap(step, b.kernel.overlap):
-            arg = b.args[b.kernel.overlap.input]
-            shift = b.kernel.overlap.max_shift
+        elif (overlap := _usable(step, b.kernel.overlap, use_overlap)) is not None:
+            arg = b.args[overlap.input]
+            shift, low = overlap.max_shift, overlap.min_shift
             if arg not in program.states and b.args.count(arg) == 1 and _dies_at(arg, step, last, program):
-                constraints.append(InPlace(b.out, arg, lo=None, hi=shift - shift % ALIGNMENT))
+                constraints.append(InPlace(b.out, arg, lo=None if low is None else low + -low % ALIGNMENT,
+                                           hi=shift - shift % ALIGNMENT))
         kernel = b.kernel  # as it runs: with the parameters (and scratch) of an overlap it uses that needs them
         if kernel.overlap is not None and kernel.overlap.needs and use_overlap(step, kernel.overlap):
             kernel = _with_needs(kernel)
         if kernel.scratch_bytes:
             buffers.append(Buffer(f"scratch{step}", kernel.scratch_bytes, ALIGNMENT, step, step))
     return buffers, constraints
+
+
+def _usable(step: int, overlap: Overlap | None, use_overlap: Callable[[int, Overlap], bool]) -> Overlap | None:
+    """The declaration the planner uses at a step: the kernel's, else what it allows without the
+    parameters that one needs (Overlap.without), else none."""
+    if overlap is not None and not use_overlap(step, overlap):
+        overlap = overlap.without
+    return overlap if overlap is not None and use_overlap(step, overlap) else None
 
 
 def _dies_at(name: str, step: int, last: dict[str, int], program: Program) -> bool:
@@ -182,7 +191,8 @@ def _with_needs(kernel):
 def _plan(program: Program, algorithms, mode: str, use_overlap: Callable[[int, Overlap], bool]) -> ArenaPlan:
     buffers, constraints = buffer_records(program, use_overlap)
     plan = plan_memory(buffers, constraints, algorithms)
-    classic = [c for c in constraints if not isinstance(c, InPlace) or (c.lo, c.hi) == (0, 0)]
+    element_wise = {b.out for b in program.bindings if b.kernel.in_place}
+    classic = [c for c in constraints if not isinstance(c, InPlace) or c.out in element_wise]
     live_bound = lower_bound(buffers, classic)
     states, state_bytes = plan_states(program)
     if plan.arena_bytes + state_bytes > MAX_ARENA_BYTES:

@@ -47,6 +47,8 @@ class Overlap:
 
     input: int
     max_shift: int
+    # The lowest shift allowed (None: any below max_shift; 0 with max_shift 0: exactly over the input).
+    min_shift: int | None = None
     # Kernel parameters the overlap needs, when the kernel's fastest order does not allow it (they
     # cost instructions: the planner sets them only on the layers whose overlap it uses).
     needs: tuple[tuple[str, Any], ...] = ()
@@ -54,6 +56,8 @@ class Overlap:
     cost_instructions: int = 0  # an estimate of the instructions they add (the planner's budget)
     scratch_bytes: int | None = None  # the kernel's scratch with `needs` set (None: unchanged)
     scratch_check: str = ""  # its C expression (KernelCall.scratch_check)
+    # What the kernel allows without `needs` (a declaration of its own, needing nothing), if anything.
+    without: "Overlap | None" = None
 
 
 def raster_overlap(p: Mapping[str, Any], block: int, buffered: bool) -> Overlap | None:

@@ -32,6 +32,12 @@ def first_use_order(p: Problem) -> list[int]:
                   key=lambda i: (p.blocks[i].first, -p.blocks[i].last, -p.blocks[i].extent, i))
 
 
+def last_use_order(p: Problem) -> list[int]:
+    """The schedule backwards: latest to die first, then latest born, largest, name (a chain of
+    outputs each allowed below its input is laid out upwards from its end)."""
+    return sorted(range(len(p.blocks)), key=lambda i: (-p.blocks[i].last, -p.blocks[i].first, -p.blocks[i].extent, i))
+
+
 def greedy_by_size(problem: Problem) -> dict[str, int]:
     """As TFLM's GreedyMemoryPlanner: take the blocks largest first; put each at the lowest offset
     where it fits between the already placed blocks whose lifetimes intersect its own.
@@ -49,7 +55,7 @@ def improving(problem: Problem, iterations: int = IMPROVING_ITERATIONS, seed: in
               ) -> dict[str, int]:
     """A bounded local search over placement orders, deterministic (fixed seed, fixed iteration count).
 
-    - Start from the best of the size, conflict and first-use greedy orders.
+    - Start from the best of the size, conflict, first-use and last-use greedy orders.
     - Repeat `iterations` times: perturb the current order (half the time, move a block that reaches
       the top of the arena to an earlier random position; otherwise move a random block to a random
       position), re-place the blocks from the first changed position on, and keep the new order if
@@ -59,7 +65,7 @@ def improving(problem: Problem, iterations: int = IMPROVING_ITERATIONS, seed: in
     Guarantees: a valid plan whose arena is never larger than greedy_by_size's or
     greedy_by_conflicts' (it starts from both and only keeps orders that are no worse)."""
     n = len(problem.blocks)
-    starts: list[Callable[[Problem], list[int]]] = [size_order, conflict_order, first_use_order]
+    starts: list[Callable[[Problem], list[int]]] = [size_order, conflict_order, first_use_order, last_use_order]
     candidates = []
     for rank, make in enumerate(starts):
         order = make(problem)

@@ -44,9 +44,28 @@ class Order:
     buffered: bool
 
 
-def first_conflict(order: Order, shift: int) -> int | None:
+@dataclass(frozen=True)
+class ByteOrder:
+    """An order whose reads and writes are not byte ranges (the DSP line sweep: four channels of a
+    line at a time), byte by byte: the step of each input byte's last read and of each output
+    byte's write, a step's reads all done before its writes."""
+
+    path: str
+    last_read: np.ndarray  # per input byte (-1: never read)
+    written: np.ndarray  # per output byte
+
+    def first_conflict(self, shift: int) -> int | None:
+        at = np.arange(self.written.size) + shift
+        inside = (at >= 0) & (at < self.last_read.size)
+        bad = inside & (self.last_read[np.clip(at, 0, self.last_read.size - 1)] > self.written)
+        return int(self.written[bad].min()) if bad.any() else None
+
+
+def first_conflict(order: Order | ByteOrder, shift: int) -> int | None:
     """The first block whose writes, with the output `shift` bytes above the input, land on an input
     byte still to be read (None: the order is safe at that shift)."""
+    if isinstance(order, ByteOrder):
+        return order.first_conflict(shift)
     inf = np.iinfo(np.int64).max
     has = order.read_hi > order.read_lo
     lo = np.where(has, order.read_lo, inf)
@@ -138,7 +157,12 @@ def pixel_orders(p: Mapping[str, Any]) -> list[Order]:
 def conv_1x1_orders(p: Mapping[str, Any]) -> list[Order]:
     """mcu_cmsis_conv2d_1x1_s8: DSP: three pixels widened into scratch, then their outputs; plain
     and Helium pairs: two pixels read again for every output channel written; Helium pixels (and a
-    Helium odd last pixel): one."""
+    Helium odd last pixel): one. With a chunk (stride 1), plain C and Helium copy chunk pixels to
+    scratch, then write their outputs."""
+    chunk = p.get("chunk", 0)
+    if chunk:
+        px = _all(p)
+        return [_triples(p, "DSP", True), _blocks(p, px, px[::chunk], "plain, Helium chunks", True)]
     return [_triples(p, "DSP", True), _pairs(p, "plain, Helium pairs", False), _singles(p, "Helium pixels", False)]
 
 
@@ -152,6 +176,58 @@ def _everything(p: Mapping[str, Any], path: str) -> Order:
     batches = p.get("batches", 1)
     return Order(path, np.array([0]), np.array([batches * p["in_h"] * p["in_w"] * p["in_c"]]), np.array([0]),
                  np.array([batches * p["out_h"] * p["out_w"] * p["out_c"]]), False)
+
+
+def _lagged(p: Mapping[str, Any], lag: int, path: str) -> Order:
+    """Output pixels in raster order, each computed into a ring and written to its place `lag`
+    pixels later (before the pixel `lag` on reads its window), the last `lag` at the end
+    (mcu_cmsis_dw_lag_out)."""
+    lo, hi = _window_hulls(p)
+    n, oc = lo.size, p["out_c"]
+    tail = np.zeros(lag, np.int64)
+    q = np.arange(n + lag) - lag  # the pixel each block writes (< 0: none)
+    return Order(path, np.concatenate([lo, tail]), np.concatenate([hi, tail]), np.maximum(q, 0) * oc,
+                 np.where(q >= 0, q + 1, 0) * oc, False)
+
+
+def ring_lag(p: Mapping[str, Any]) -> int | None:
+    """The smallest lag at which the lagged pixel order writes the output exactly over the input
+    (None: none does)."""
+    n = p["out_h"] * p["out_w"]
+    if first_conflict(_lagged(p, n, ""), 0) is not None:
+        return None
+    lo, hi = 1, n
+    while lo < hi:  # a longer lag is never less safe
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if first_conflict(_lagged(p, mid, ""), 0) is None else (mid + 1, hi)
+    return lo
+
+
+def _line_sweep(p: Mapping[str, Any]) -> ByteOrder:
+    """The DSP line sweep (depth multiplier 1): per group of four channels, output lines (rows, or
+    columns) in order, each after the input lines its windows span that its line cache does not
+    hold are read (built) into it: the cache's slot r % slots for line r (padding too), as the
+    kernel keeps it (mcu_cmsis_dw_line). Only the group's channels are read and written."""
+    rows = p["sweep"] == DW_ROWS
+    k, stride, dil, pad, lines = ((p["k_h"], p["stride_h"], p["dil_h"], p["pad_top"], p["in_h"]) if rows else
+                                  (p["k_w"], p["stride_w"], p["dil_w"], p["pad_left"], p["in_w"]))
+    out_lines = p["out_h"] if rows else p["out_w"]
+    slots = (k - 1) * dil + 1
+    tag, read = [None] * slots, np.full(lines, -1, np.int64)
+    for ol in range(out_lines):
+        for r in range(ol * stride - pad, ol * stride - pad + k * dil, dil):
+            if tag[r % slots] != r:  # lines of padding take slots too
+                tag[r % slots] = r
+                if 0 <= r < lines:
+                    read[r] = ol
+
+    def steps(h: int, w: int, c: int, line_step: np.ndarray) -> np.ndarray:
+        y, x = np.divmod(np.arange(h * w), w)
+        s = line_step[y if rows else x][:, None]
+        return np.where(s >= 0, s + np.arange(c)[None, :] // 4 * out_lines, -1).reshape(-1)
+
+    return ByteOrder("DSP line sweep", steps(p["in_h"], p["in_w"], p["in_c"], read),
+                     steps(p["out_h"], p["out_w"], p["out_c"], np.arange(out_lines)))
 
 
 def mve_column_rows(p: Mapping[str, Any]) -> tuple[int, int] | None:
@@ -193,9 +269,16 @@ def depthwise_orders(p: Mapping[str, Any]) -> list[Order]:
     the one-input-channel paths (DSP and Helium) are not modelled: no overlap. Helium's column
     path: the rows above pixel by pixel, each band of rows channel by channel over every column
     (one block reading all its windows and writing all its pixels, interleaved), the rows below
-    pixel by pixel."""
+    pixel by pixel. With a lag (row-lagged in place): the pixel paths through their ring, Helium's
+    column path not taken; the DSP line sweeps byte by byte (_line_sweep)."""
     if p["in_c"] == 1:
         return [_everything(p, "one input channel")]
+    lag = p.get("lag", 0)
+    if lag:  # every path but the DSP line sweeps goes pixel by pixel through the ring
+        orders = [_lagged(p, lag, "pixels, lagged")]
+        if p["sweep"] != DW_PIXELS:
+            orders.append(_line_sweep(p) if p["depth_multiplier"] == 1 else _everything(p, "DSP line sweep"))
+        return orders
     orders = [_singles(p, "pixels", False)]
     if p["sweep"] != DW_PIXELS:
         orders.append(_everything(p, "DSP line sweep"))
@@ -241,7 +324,7 @@ ORDERS: dict[str, Callable[[Mapping[str, Any]], list[Order]]] = {
 }
 
 
-def orders(kernel) -> list[Order]:
+def orders(kernel) -> list[Order | ByteOrder]:
     """The modelled orders of a KernelCall (IRError when its kernel has no model)."""
     model = ORDERS.get(kernel.function)
     if model is None and hasattr(kernel, "orders"):  # a fused step (planner/fusion.py) models its own

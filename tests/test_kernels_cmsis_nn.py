@@ -38,6 +38,7 @@ from mcuforge.planner.patterns import match
 from mcuforge.planner.target import DEFAULT_ISA, ISAS
 from mcuforge.planner.targets import cmsis_nn
 from mcuforge.planner.targets.cmsis_nn import common as cmsis_common
+from mcuforge.planner.targets.cmsis_nn import depthwise as cmsis_depthwise
 from mcuforge.planner.targets.cmsis_nn.common import unpair_rows
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
 
@@ -975,9 +976,9 @@ def test_c_kernel_three_channel_3x3_offset_layout(harness, monkeypatch):
 
 
 def test_c_kernel_depthwise_pixel_sweep_any_requantization(harness):
-    """The DSP pixel sweep an overlap needs (planner/targets/cmsis_nn/depthwise.py's overlap: the
-    planner sets sweep = pixels on any 3x3 depthwise layer with depth multiplier 1 and no dilation,
-    whatever its clamp): every such case forced to it, with its own scratch, with and without the
+    """The DSP pixel sweep an overlap may need (planner/targets/cmsis_nn/depthwise.py's overlap: the
+    planner may set sweep = pixels on any 3x3 depthwise layer with depth multiplier 1 and no
+    dilation, whatever its clamp): every such case forced to it, with its own scratch, with and without the
     fast requantization records (the general instance of mcu_cmsis_dw3x3_dsp.h), equal to the
     kernel model on the plain and DSP paths."""
     recs, expected, clamped = [], [], 0
@@ -985,9 +986,11 @@ def test_c_kernel_depthwise_pixel_sweep_any_requantization(harness):
         if not name.startswith("dw3x3"):
             continue
         kc, sets, flags = case_sets(name)
-        if kc.overlap is None or ("sweep", 2) not in kc.overlap.needs:
+        p = kc.params
+        if (p["depth_multiplier"], p["dil_h"], p["dil_w"], p["in_c"] > 1) != (1, 1, 1, True):
             continue
-        pixels = dataclasses.replace(kc, params={**kc.params, "sweep": 2}, scratch_bytes=kc.overlap.scratch_bytes)
+        forced = {**p, "sweep": 2}
+        pixels = dataclasses.replace(kc, params=forced, scratch_bytes=cmsis_depthwise.scratch(forced).bytes)
         clamped += (kc.params["act_min"], kc.params["act_max"]) != (-128, 127)
         variants = [pixels] + ([dataclasses.replace(pixels, constants={r: v for r, v in kc.constants.items()
                                                                        if r != "rq"})] if "rq" in kc.constants else [])
@@ -997,6 +1000,60 @@ def test_c_kernel_depthwise_pixel_sweep_any_requantization(harness):
     out = run_harness(harness, recs)
     bad, pos = compare_runs(out, expected)
     assert clamped and len(expected) > 20 and pos == len(out) and not bad, "\n".join(bad)
+
+
+def test_c_kernel_depthwise_row_lagged_in_place(harness):
+    """The row-lagged in-place order (planner/targets/cmsis_nn/depthwise.py's in_place) forced on
+    every depthwise case that allows it, the output exactly over the input: with the case's own
+    sweep (the DSP line sweeps in place, the pixel paths through the ring) and with the DSP pixel
+    sweep (3x3, undilated), with the ring's scratch; equal to the kernel model on the plain and DSP
+    paths. A lag one pixel short corrupts some output (the ring is what makes it in place)."""
+    recs, expected, short, short_expected = [], [], [], []
+    for name in sorted(CASES):
+        kc, sets, _ = case_sets(name)
+        if kc.function != "mcu_cmsis_dwconv2d_s8":
+            continue
+        p = dict(kc.params)
+        sweeps = [p["sweep"]] + ([2] if (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"]) == (3, 3, 1, 1) else [])
+        for sweep in dict.fromkeys(sweeps):
+            over = cmsis_depthwise.in_place({**p, "sweep": sweep})
+            if over is None:
+                continue
+            lagged = {**p, "sweep": sweep, **dict(over.needs)}
+            v = dataclasses.replace(kc, params=lagged, scratch_bytes=over.scratch_bytes)
+            recs += [record(v, x, True) for x in sets]
+            expected += [(f"{name} sweep {sweep}", j, kc.run(x)) for j, x in enumerate(sets)]
+            bad = dataclasses.replace(v, params={**lagged, "lag": lagged["lag"] - 1})
+            if lagged["lag"] > 1:
+                short += [record(bad, sets[0], True)]
+                short_expected += [(f"{name} sweep {sweep}, lag - 1", 0, kc.run(sets[0]))]
+    out = run_harness(harness, recs)
+    bad, pos = compare_runs(out, expected)
+    assert len(expected) > 60 and pos == len(out) and not bad, "\n".join(bad)
+    wrong, _ = compare_runs(run_harness(harness, short), short_expected)
+    assert wrong
+
+
+def test_c_kernel_1x1_chunks_in_place(harness):
+    """Every stride-1 1x1 case whose output may lie over its input with chunks (planner/targets/
+    cmsis_nn/conv.py's overlap_1x1) run exactly over it with its chunks (plain C; the DSP path's
+    three widened pixels), and unchunked on the plain path, where the pairs corrupt it."""
+    recs, expected, unchunked, names = [], [], [], []
+    for name in sorted(CASES):
+        kc, sets, _ = case_sets(name)
+        over = kc.overlap
+        if kc.function != "mcu_cmsis_conv2d_1x1_s8" or over is None or not over.needs or over.max_shift < 0:
+            continue
+        chunked = dataclasses.replace(kc, params={**kc.params, **dict(over.needs)})
+        recs += [record(chunked, x, True) for x in sets]
+        expected += [(name, j, kc.run(x)) for j, x in enumerate(sets)]
+        unchunked.append(record(kc, sets[0], True))
+        names.append((name, 0, kc.run(sets[0])))
+    out = run_harness(harness, recs)
+    bad, pos = compare_runs(out, expected)
+    assert len(names) >= 3 and pos == len(out) and not bad, "\n".join(bad)
+    wrong, _ = compare_runs(run_harness(harness, unchunked), names)
+    assert bool(wrong) == (harness.parent.name.startswith("cmsis_plain"))
 
 
 # ---- the MLPerf Tiny models ----------------------------------------------------------------------
@@ -1071,13 +1128,14 @@ def test_lowering_picks_the_kernel_variants():
     assert np.array_equal(k.constants["bias"], call.args[2].data)
     _, k = lowered(dwconv(rng, (6, 6), 4, 2, (3, 3), dil=(1, 2)))
     span, helium = 5 + 2 * 2 + 1, 8 * 9 + 4  # other layers go line by line; dilation 2 across
-    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * 4 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
+    # three cached lines (a line of padding takes a slot like the others)
+    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * 3 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
     _, k = lowered(dwconv(rng, (9, 8), 4, 1, (3, 3), dil=(2, 1)))
     rows, span = 5, 7 + 2 + 1  # dilation 2 down: the cache holds the five input rows a window spans
-    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * (rows + 1) + 8 * 9 + 8 * 3 + 72 + 4 * rows + helium
+    assert k.params["sweep"] == 0 and k.scratch_bytes == 8 * span * rows + 8 * 9 + 8 * 3 + 72 + 4 * rows + helium
     _, k = lowered(dwconv(rng, (25, 5), 4, 1, (3, 3)))
     span = 24 + 2 + 1  # a narrow map is swept by columns: the cache holds columns
-    assert k.params["sweep"] == 1 and k.scratch_bytes == 8 * span * 4 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
+    assert k.params["sweep"] == 1 and k.scratch_bytes == 8 * span * 3 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
 
 
 def test_fast_requant_proof_per_layer():

@@ -18,7 +18,7 @@ from mcuforge.planner.checks import check_arena
 from mcuforge.planner.fusion import FusedCall
 from mcuforge.planner.kernel import Overlap
 from mcuforge.planner.memory import Buffer, InPlace, MemoryPlan, PlanError, check_plan, plan_memory
-from mcuforge.planner.overlap import ORDERS, first_conflict, max_safe_shift, orders
+from mcuforge.planner.overlap import ORDERS, first_conflict, max_safe_shift, orders, ring_lag
 from mcuforge.verify import random_inputs, verify_board, verify_host
 
 KERAS = MODELS.parent / "keras"
@@ -52,39 +52,87 @@ def test_every_declaration_is_proven_on_every_modelled_path():
             k = dataclasses.replace(k, params={**k.params, **dict(k.overlap.needs)})
             assert k.function in ORDERS, k.function
             for order in orders(k):
+                if k.overlap.min_shift is not None:  # a range: every aligned shift in it
+                    for shift in range(k.overlap.max_shift, k.overlap.min_shift - 1, -4):
+                        assert first_conflict(order, shift) is None, (path.name, step, order.path, shift)
+                    continue
                 assert k.overlap.max_shift <= max_safe_shift(order), (path.name, step, order.path)
                 assert first_conflict(order, k.overlap.max_shift) is None
             seen.add(k.function)
     assert seen == set(ORDERS)  # every modelled kernel met at least once
 
 
-def test_depthwise_overlap_needs_the_pixel_sweep_and_bands():
-    """KWS's 3x3 depthwise layers (25x5x64, stride 1). Their fastest orders allow no useful overlap:
-    the DSP path sweeps columns one group of four channels at a time (the whole map per group) and
-    Helium's column path runs all its rows in one band (the whole map read before its last write).
-    The declared overlap needs the DSP pixel sweep (one pixel at a time: 7 pixels below the input)
-    and Helium bands (band_rows 8: rows 1..4, 5..12, ...), each band written while its windows are
-    read, so the output must start 9 rows (2,880 B) below the input; with the pixel sweep's own
-    scratch. `balanced` leaves them off on KWS (the bands cost about 40% more instructions on the
-    M55); `min` uses them."""
-    kws = compile_model(MLPERF_MODELS["kws"])
+def test_depthwise_in_place_row_lagged():
+    """KWS's 3x3 depthwise layers (25x5x64, stride 1, SAME): the output exactly over the input. The
+    pixel paths (plain C, the DSP pixel sweep, Helium's pixels, which then take the column rows)
+    keep the last 5 + 1 + 1 = 7 pixels in a ring: a pixel reaches its place once the pixel below
+    right of it (the last reader of the input it covers) is computed. The DSP line sweep (columns
+    here) needs nothing: a group of four channels reads each input column into its line cache
+    before it writes the output column over it. The ring (7 x 64 B after Helium's 136 B) fits in
+    the line sweep's scratch (964 B)."""
+    kws = compile_model(MLPERF_MODELS["kws"], Options(memory="min"))
     dw = [b.kernel for b in kws.program.bindings if b.kernel.function == "mcu_cmsis_dwconv2d_s8"]
     assert len(dw) == 4
     for k in dw:
-        assert k.overlap.max_shift == -2880 and k.overlap.needs == (("sweep", 2), ("band_rows", 8))
-        assert k.params["sweep"] == 1 and k.params["band_rows"] == 0
-        assert k.overlap.scratch_check == "MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(3, 3, 64, 64)"
-    assert not kws.arena.costs
-    assert {o.path: max_safe_shift(o) for o in orders(dw[0])} == {
-        "pixels": -7 * 64, "DSP line sweep": -8000, "Helium columns": -7680}
-    banded = dataclasses.replace(dw[0], params={**dw[0].params, **dict(dw[0].overlap.needs)})
-    assert {o.path: max_safe_shift(o) for o in orders(banded)} == {"pixels": -7 * 64, "Helium columns": -2880}
-    small = compile_model(MLPERF_MODELS["kws"], Options(memory="min"))
-    assert small.arena.arena_bytes < kws.arena.arena_bytes and len(small.arena.costs) == 4
-    for s, _ in small.arena.costs:
-        k = small.program.bindings[s].kernel
-        assert (k.params["sweep"], k.params["band_rows"], k.scratch_bytes) == (2, 8, k.overlap.scratch_bytes)
-        assert k.scratch_check == k.overlap.scratch_check
+        assert (k.overlap.min_shift, k.overlap.max_shift, k.overlap.needs) == (0, 0, (("lag", 7),))
+        assert k.params["sweep"] == 1 and k.params["lag"] == 7 and k.scratch_bytes == 964
+        assert k.scratch_check.startswith("(MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) > "
+                                          "MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES(136, 7, 64)")
+        paths = {o.path: o for o in orders(k)}
+        assert set(paths) == {"pixels, lagged", "DSP line sweep"}
+        assert all(first_conflict(o, 0) is None for o in paths.values())
+        # one group of four channels lower the line sweep meets a group it has not read yet
+        assert first_conflict(paths["DSP line sweep"], -4) is not None
+        unlagged = dataclasses.replace(k, params={**k.params, "lag": 6})
+        assert first_conflict(orders(unlagged)[0], 0) is not None  # one pixel short
+
+
+def test_kws_arena_by_memory_mode():
+    """KWS: `fast` 16,964 B (8,000 B in, 8,000 B out, the depthwise line sweep's scratch); `min`
+    8,964 B: every depthwise layer exactly over its input, every 1x1 layer too (six input pixels
+    copied to scratch at a time on plain C and Helium), so the arena is one 8,000 B map and the
+    largest scratch. `balanced` buys what the budget (2.5% of the MACs) pays: the Helium cost of
+    each (its pixel path for the depthwise column rows, the 1x1 GEMM's set-up per chunk) is the
+    declaration's estimate, the DSP path's is about none."""
+    arenas = {m: compile_model(MLPERF_MODELS["kws"], Options(memory=m)).arena for m in ("fast", "balanced", "min")}
+    assert {m: a.arena_bytes for m, a in arenas.items()} == {"fast": 16_964, "balanced": 9_220, "min": 8_964}
+    assert not arenas["fast"].costs and len(arenas["min"].costs) == 8
+    kws = compile_model(MLPERF_MODELS["kws"])
+    paid = sum(kws.program.bindings[s].kernel.overlap.cost_instructions for s, _ in kws.arena.costs)
+    assert 0 < paid <= 0.025 * 2_656_768 < paid + 13_000  # the budget, nearly all used
+
+
+def test_1x1_in_chunks():
+    """KWS's 1x1 layers (64 -> 64 channels): two pixels read again for every output channel
+    (plain C, Helium pairs) keep the output 128 B below the input, free (Overlap.without); six
+    pixels copied to scratch first let it lie exactly over it, on every path."""
+    kws = compile_model(MLPERF_MODELS["kws"])
+    k = next(b.kernel for b in kws.program.bindings if b.kernel.function == "mcu_cmsis_conv2d_1x1_s8")
+    assert (k.overlap.max_shift, k.overlap.needs, k.overlap.without.max_shift) == (0, (("chunk", 6),), -128)
+    chunked = dataclasses.replace(k, params={**k.params, "chunk": 6})
+    assert [o.path for o in orders(chunked)] == ["DSP", "plain, Helium chunks"]
+    assert all(first_conflict(o, 0) is None for o in orders(chunked))
+    assert [first_conflict(o, 0) is None for o in orders(k)] == [True, False, False]
+
+
+def test_ring_lag_on_a_small_case():
+    """A 3x3 stride-1 SAME depthwise on 4x4x2: input pixel (y, x) is read last by output pixel
+    (y + 1, x + 1), 5 pixels on, so a pixel may reach its place 6 pixels after it is computed; the
+    DSP line sweep (rows) is in place without a ring, and even one row up, not two."""
+    p = dict(in_h=4, in_w=4, in_c=2, out_h=4, out_w=4, out_c=2, k_h=3, k_w=3, stride_h=1, stride_w=1, dil_h=1,
+             dil_w=1, pad_top=1, pad_left=1, depth_multiplier=1, sweep=0)
+    assert ring_lag(p) == 6
+    pixels = orders_of(p, lag=6)
+    assert [o.path for o in pixels] == ["pixels, lagged", "DSP line sweep"]
+    assert all(first_conflict(o, 0) is None for o in pixels)
+    assert first_conflict(orders_of(p, lag=5)[0], 0) is not None
+    # one row up: row r lands on input row r + 1, which the cache read before row r is written; two
+    # rows up on input row r + 2, read only for the next row
+    assert first_conflict(pixels[1], 8) is None and first_conflict(pixels[1], 16) is not None
+
+
+def orders_of(p, lag):
+    return ORDERS["mcu_cmsis_dwconv2d_s8"]({**p, "lag": lag})
 
 
 def test_a_wrong_declaration_is_refused(ic):
@@ -198,16 +246,18 @@ def test_overlapped_keras_models_bit_exact_on_host(name, targets, dsp):
 
 QEMU_TOOLS = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm", "cmake") if shutil.which(t) is None]
 QEMU_CASES = [("ic", "mps2-an386"), ("ic", "mps3-an547"), ("vww", "mps2-an386"), ("vww", "mps3-an547"),
-              ("kws", "mps2-an386"), ("kws", "mps3-an547"), ("mobilenet_v2_035_96_u8.tflite", "mps2-an386")]
+              ("kws", "mps2-an386"), ("kws", "mps3-an547"), ("mobilenet_v2_035_96_u8.tflite", "mps2-an386"),
+              ("kws", "mps2-an386", "balanced"), ("kws", "mps3-an547", "balanced")]
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(bool(QEMU_TOOLS) and os.environ.get("CI") != "true", reason="needs the Arm toolchain and QEMU")
-@pytest.mark.parametrize("model, board", QEMU_CASES, ids=[f"{m}-{b}" for m, b in QEMU_CASES])
-def test_overlapped_plans_on_qemu_with_guard_bytes(model, board):
-    """The M4 (DSP) and M55 (Helium) builds of overlapped plans: bit-exact with TFLM, canaries
-    around the arena intact."""
-    compiled = compile_model(MLPERF_MODELS.get(model) or KERAS / model, Options(memory="min"))
+@pytest.mark.parametrize("case", QEMU_CASES, ids=["-".join(c) for c in QEMU_CASES])
+def test_overlapped_plans_on_qemu_with_guard_bytes(case):
+    """The M4 (DSP) and M55 (Helium) builds of overlapped plans (`min`, and KWS's row-lagged
+    depthwise layers in `balanced`): bit-exact with TFLM, canaries around the arena intact."""
+    model, board, memory = (*case, "min")[:3]
+    compiled = compile_model(MLPERF_MODELS.get(model) or KERAS / model, Options(memory=memory))
     assert [o for o in compiled.arena.overlaps if o[2] != 0]
     rng = np.random.default_rng(13)
     sets = [random_inputs(compiled.imported, rng) for _ in range(2)]

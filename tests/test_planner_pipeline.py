@@ -28,15 +28,21 @@ def compiled():
 def test_mlperf_arena_within_bound_and_optimal(compiled, name):
     """Without overlap (`fast`) every plan reaches its lower bound (the largest sum of buffers live
     together); the default plan (outputs over their inputs) is never larger, and within 16 B of
-    its bound (which ignores how overlap ranges chain across layers: VWW's 38,808 B against a
-    bound of 38,792)."""
+    its bound (which ignores how overlap ranges chain across layers), more by the drift of the
+    layers whose exact overlap balanced leaves unbought."""
     c = compiled[name]
     arena = c.arena
     fast = compile_model(MLPERF_MODELS[name], Options(memory="fast")).arena
     assert fast.arena_bytes <= TFLITE_ORDER_BOUND[name] + fast.scratch_bytes
     assert fast.plan.gap == 0, fast.plan.summary()
     assert arena.arena_bytes <= fast.arena_bytes
-    assert arena.plan.gap <= 16, arena.plan.summary()
+    # a layer whose exact overlap balanced does not buy falls back to one that drifts the chain
+    # down (KWS's 1x1 layers without their chunks: 128 B each), which the bound does not see
+    paid = {s for s, _ in arena.costs}
+    drift = sum(-b.kernel.overlap.without.max_shift for s, b in enumerate(c.program.bindings)
+                if b.kernel.overlap is not None and b.kernel.overlap.without is not None and s not in paid
+                and b.kernel.overlap.max_shift == 0 and b.kernel.overlap.without.max_shift < 0)
+    assert arena.plan.gap <= 16 + drift, arena.plan.summary()
     check_plan(arena.buffers, arena.constraints, arena.plan)
     inputs = [b.name for b in arena.buffers if b.name.startswith("input")]
     assert inputs and all(n in arena.plan.offsets for n in c.program.outputs)
@@ -157,7 +163,7 @@ def test_third_target_from_outside_the_package(tmp_path):
 
 
 def test_plan_cli_json_and_pictures(cli, tmp_path):
-    proc = cli("plan", MLPERF_MODELS["kws"], "--json", "--picture", tmp_path / "kws.svg")
+    proc = cli("plan", MLPERF_MODELS["kws"], "--json", "--picture", tmp_path / "kws.svg", "--memory", "min")
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)
     assert info["scratch_bytes"] > 0 and len(info["schedule"]) == 13

@@ -7,7 +7,12 @@
  *
  * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64,
  * 128 or 256 two pixels x four output channels per step, the channel loop unrolled).
+ *
+ * With p->chunk the plain C and MVE paths take the pixels in chunks copied to scratch first (the
+ * output over the input: planner/overlap.py's conv_1x1_orders).
  */
+#include <string.h>
+
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -67,9 +72,11 @@ static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights
 }
 #endif
 
-void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
-                             const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
-                             int16_t *scratch, int8_t *output)
+
+/** Every pixel, read in place. */
+static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
+                       const int32_t *multiplier, const int32_t *shift, const int32_t *rq, int16_t *scratch,
+                       int8_t *output)
 {
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
@@ -117,4 +124,41 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     }
 #endif
 #endif
+}
+
+#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
+/** With p->chunk (stride 1: consecutive pixels): chunk pixels at a time copied to scratch, then
+    their outputs computed from the copy (over their own input bytes at most), through a layer of
+    one row of those pixels. Returns 0 (having done nothing) without a chunk. */
+static int in_chunks(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
+                     const int32_t *multiplier, const int32_t *shift, const int32_t *rq, int16_t *scratch,
+                     int8_t *output)
+{
+    const int32_t chunk = p->chunk, pixels = p->out_h * p->out_w, in_c = p->in_c;
+    if (chunk <= 0) {
+        return 0;
+    }
+    mcu_cmsis_conv_params part = *p;
+    part.chunk = 0;
+    part.in_h = part.out_h = 1;
+    for (int32_t n = 0; n < pixels; n += chunk) {
+        const int32_t m = pixels - n < chunk ? pixels - n : chunk;
+        memcpy(scratch, input + n * in_c, (size_t)(m * in_c));
+        part.in_w = part.out_w = m;
+        all_pixels(&part, (const int8_t *)scratch, weights, bias, multiplier, shift, rq, NULL, output + n * p->out_c);
+    }
+    return 1;
+}
+#endif
+
+void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
+                             const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                             int16_t *scratch, int8_t *output)
+{
+#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
+    if (in_chunks(p, input, weights, bias, multiplier, shift, rq, scratch, output)) {
+        return;
+    }
+#endif
+    all_pixels(p, input, weights, bias, multiplier, shift, rq, scratch, output);
 }

@@ -7,7 +7,8 @@
  * builds for depth multipliers other than 1 and multiples of four): every output pixel through
  * mcu_cmsis_dw_pixel (mcu_cmsis_dwconv_pixel.h), which skips the taps outside the input; 3x3
  * filters with depth multiplier 1 take the nine taps unrolled where the window lies inside the
- * input.
+ * input. With p->lag, the pixel paths write through a ring (mcu_cmsis_dw_lag_out), the output
+ * exactly over the input.
  */
 #include "mcu_cmsis_dwconv_dsp.h"
 #include "mcu_cmsis_dwconv_mve.h"
@@ -47,27 +48,31 @@ void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *inpu
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
     mcu_cmsis_dwconv_dsp(p, input, weights, bias, folded_bias, multiplier, shift, rq, scratch, output);
 #else
-    (void)scratch, (void)folded_bias, (void)rq; /* rq: the DSP path's */
+    (void)folded_bias, (void)rq; /* rq: the DSP path's */
 #if defined(MCU_CMSIS_USE_MVE)
     if (mcu_cmsis_dwconv_s8_mve(p, input, weights, bias, folded_bias, multiplier, shift, rq, scratch, output)) {
         return; /* mcu_cmsis_dwconv_mve.h */
     }
 #endif
-    const int32_t in_h = p->in_h, in_w = p->in_w, out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
+    const int32_t in_h = p->in_h, in_w = p->in_w, out_h = p->out_h, out_w = p->out_w;
     const int32_t stride_h = p->stride_h, stride_w = p->stride_w, pad_top = p->pad_top, pad_left = p->pad_left;
     const int unrolled = p->k_h == 3 && p->k_w == 3 && p->dil_h == 1 && p->dil_w == 1 && p->depth_multiplier == 1;
+    int8_t *const ring = mcu_cmsis_dw_ring(scratch, 8 * p->k_h * p->k_w + p->in_c); /* with a lag: after Helium's */
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int32_t iy = oy * stride_h - pad_top;
         const int rows_inside = unrolled && iy >= 0 && iy + 3 <= in_h;
         for (int32_t ox = 0; ox < out_w; ox++) {
             const int32_t ix = ox * stride_w - pad_left;
-            int8_t *out = output + (oy * out_w + ox) * out_c;
+            int8_t *out = mcu_cmsis_dw_lag_out(p, ring, output, oy * out_w + ox);
             if (rows_inside && ix >= 0 && ix + 3 <= in_w) {
                 interior_pixel(p, input, weights, bias, multiplier, shift, iy, ix, out);
             } else {
                 mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, oy, ox, out);
             }
         }
+    }
+    if (p->lag > 0) {
+        mcu_cmsis_dw_lag_flush(p, ring, output);
     }
 #endif
 }

@@ -19,7 +19,8 @@
  * included, as the zero point), the group's four input values sign-extended into two words,
  * channels (0, 2) and (1, 3) as int16 pairs (a lane pair: SXTB16 and SXTB16 ROR #8 of the four
  * bytes; with a depth multiplier, each output channel's own input channel). A line is built once
- * per group and read by every output line whose windows cover it. The group's weights are widened
+ * per group and read by every output line whose windows cover it; a line above or below the input
+ * is a cached line of the zero point (filled again only where a line of the input evicted it). The group's weights are widened
  * the same way once.
  *
  * Output pixels go four along a line at a time (a block), one lane pair at a time: eight
@@ -29,7 +30,7 @@
  * A channel's requantization record is read once per block. Two or three pixels past a line's
  * last block of four take a block of four overlapping it, one pixel a block of one.
  *
- * Scratch (words): the pad line and one cached line per input line a window spans (2 words per
+ * Scratch (words): one cached line per input line a window spans (2 words per
  * spanned position each), per lane pair the current output line's k cached-line offsets (`use`)
  * followed by its widened weights, then the cached lines' input line numbers:
  * MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES.
@@ -77,7 +78,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_view_of(const mcu_cmsis_dw_co
 
 /** The pieces of the scratch (word pointers into it) and the geometry they share. */
 struct mcu_cmsis_dw_cache {
-    int32_t *pad, *lane[2], *tag;
+    int32_t *lines, *lane[2], *tag;
     int32_t span, words, slots;
 };
 typedef struct mcu_cmsis_dw_cache mcu_cmsis_dw_cache; /* not a parameter struct */
@@ -89,8 +90,8 @@ static inline mcu_cmsis_dw_cache mcu_cmsis_dw_cache_at(const mcu_cmsis_dw_view *
     c.span = MCU_CMSIS_DW_SPAN(v->out_pos, v->stride_p, v->k_p, v->dil_p);
     c.words = 2 * c.span;
     c.slots = MCU_CMSIS_DW_SPAN(1, 1, k, v->dil_l); /* the input lines one output line's windows span */
-    c.pad = scratch;                                 /* then the cached lines */
-    c.lane[0] = c.pad + (c.slots + 1) * c.words + MCU_CMSIS_DW_JOB_WORDS + k; /* after its job and `use` */
+    c.lines = scratch;                               /* the cached lines */
+    c.lane[0] = c.lines + c.slots * c.words + MCU_CMSIS_DW_JOB_WORDS + k; /* after its job and `use` */
     c.lane[1] = c.lane[0] + taps + MCU_CMSIS_DW_JOB_WORDS + k;
     c.tag = c.lane[1] + taps;
     return c;
@@ -134,19 +135,23 @@ static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *in
     mcu_cmsis_dw_fill(line, i, span, zp2);
 }
 
-/** Offset (words from c->pad) of input line r: the pad line outside the input, else cached line
-    r % slots (built if it holds another line): the lines of one output line's windows, at most
-    `slots` consecutive lines, never share a slot. */
+/** Offset (words from c->lines) of input line r: cached line ((r % slots) + slots) % slots, built
+    if it holds another line (a line outside the input: the zero point throughout, unless it held
+    such a line, of any group; tag INT32_MIN: unknown): the lines of one
+    output line's windows, at most `slots` consecutive lines, never share a slot. */
 static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult,
                                         const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2)
 {
-    if (r < 0 || r >= v->in_lines) {
-        return 0;
-    }
-    const int32_t slot = r % c->slots, off = (1 + slot) * c->words;
-    if (c->tag[slot] != r) {
+    const int32_t slot = (r % c->slots + c->slots) % c->slots, off = slot * c->words, was = c->tag[slot];
+    if (was != r) {
         c->tag[slot] = r;
-        mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->pad + off);
+        if (r < 0 || r >= v->in_lines) { /* a line of padding: the zero point, unless it held one */
+            if (was == INT32_MIN || (was >= 0 && was < v->in_lines)) {
+                mcu_cmsis_dw_fill(c->lines + off, 0, c->span, zp2);
+            }
+        } else {
+            mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
+        }
     }
     return off;
 }
@@ -288,7 +293,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_tap(const int32_t
                      : "memory")
 
 /** The assembly lane pair of P pixels, stride S (see above); base: the block's first position and
-    lane pair in the pad line. */
+    lane pair in the first cached line. */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_lane_asm(const int32_t *base, const int32_t *w,
                                                                         const int P, const int S)
 {
@@ -343,7 +348,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_line_taps_asm(const int32_t *
 
 /** Every tap of a block of P pixels, one lane pair: w, the lane pair's weights, w[kl - k_l] the
     offset of filter line kl's cached line from base (the block's first position and lane pair in
-    the pad line). K3S (compile time): a 3x3 filter, undilated along lines, stride K3S along them
+    the first cached line). K3S (compile time): a 3x3 filter, undilated along lines, stride K3S along them
     (1 or 2; the specialized instances, FAST and on full groups of four channels), 0 for any filter. */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_taps(const int32_t *base, const int32_t *w,
                                                                     int32_t k_l, int32_t k_p, int32_t cstep,
@@ -446,7 +451,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_lane(const mcu_cm
         acc[i] = b->folded[lane];
         acc[4 + i] = b->folded[lane + 2];
     }
-    mcu_cmsis_dw_taps(b->c->pad + 2 * pos + lane, b->c->lane[lane], k_l, k_p, b->cstep, b->pstep, acc, P, K3S);
+    mcu_cmsis_dw_taps(b->c->lines + 2 * pos + lane, b->c->lane[lane], k_l, k_p, b->cstep, b->pstep, acc, P, K3S);
     mcu_cmsis_dw_store(acc, b->c0 + lane, out, b->out_step, b->rq, b->multiplier, b->shift, out_offset, act_min,
                        act_max, P, FAST);
     if (both) {
@@ -465,7 +470,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_block(const mcu_c
         for (int32_t lane = 0; lane < b->n / 2; lane++) { /* n is 4: a bound gcc does not unroll */
             int32_t *w = b->c->lane[lane];
             w[7 - MCU_CMSIS_DW_JOB_WORDS - 3] = (int32_t)(uintptr_t)(out + b->c0 + lane);
-            mcu_cmsis_dw_lane_asm(b->c->pad + 2 * pos + lane, w, P, K3S);
+            mcu_cmsis_dw_lane_asm(b->c->lines + 2 * pos + lane, w, P, K3S);
         }
         return;
     }
@@ -549,8 +554,8 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_group_lines(const
 {
     const mcu_cmsis_dw_cache *c = b->c;
     const int32_t k_l = v->k_l, out_pos = v->out_pos, step = v->out_step;
-    for (int32_t s = 0; s < c->slots; s++) {
-        c->tag[s] = -1;
+    for (int32_t s = 0; s < c->slots; s++) { /* the last group's lines are stale; lines of padding are not */
+        c->tag[s] = c->tag[s] >= 0 && c->tag[s] < v->in_lines ? INT32_MIN : c->tag[s];
     }
     for (int32_t ol = 0; ol < v->out_lines; ol++) {
         const int32_t il = ol * v->stride_l - v->pad_l;
@@ -593,7 +598,9 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_dsp_mode(
     mcu_cmsis_dw_blocks b = {p, &c, NULL, multiplier, shift, rq, 0, 0, v.out_step, 2 * sp, 2 * v.dil_p};
     int32_t folded[4];
     b.folded = folded;
-    mcu_cmsis_dw_fill(c.pad, 0, c.span, zp2);
+    for (int32_t s = 0; s < c.slots; s++) {
+        c.tag[s] = INT32_MIN; /* unknown (-1 is the line of padding above the input) */
+    }
     for (int32_t c0 = 0; c0 < out_c; c0 += 4) {
         b.c0 = c0;
         b.n = out_c - c0 < 4 ? out_c - c0 : 4;
@@ -645,11 +652,16 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
             mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output, fast);
             return; /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
         }
-        for (int32_t oy = 0; oy < p->out_h; oy++) { /* else the plain C path, which needs no scratch */
+        int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(
+                                                           p->k_h, p->k_w, p->out_c, p->in_c)); /* with a lag */
+        for (int32_t oy = 0; oy < p->out_h; oy++) { /* else the plain C path, which needs no other scratch */
             for (int32_t ox = 0; ox < p->out_w; ox++) {
                 mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, oy, ox,
-                                   output + (oy * p->out_w + ox) * p->out_c);
+                                   mcu_cmsis_dw_lag_out(p, ring, output, oy * p->out_w + ox));
             }
+        }
+        if (p->lag > 0) {
+            mcu_cmsis_dw_lag_flush(p, ring, output);
         }
         return;
     }

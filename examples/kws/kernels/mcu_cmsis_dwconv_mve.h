@@ -25,7 +25,9 @@
  * outside the input (their weight set to zero, their address moved inside). The rows above take
  * the pixel path first, then the column rows go top to bottom, in one band or (p->band_rows) in
  * bands of four, then band_rows rows, then the rows below pixel by pixel: the order
- * planner/overlap.py models, in which the output may overlap the input.
+ * planner/overlap.py models, in which the output may overlap the input. With a lag (p->lag) the
+ * pixel path takes every row, through the ring (mcu_cmsis_dw_lag_out): the output exactly over the
+ * input.
  */
 #ifndef MCU_CMSIS_DWCONV_MVE_H
 #define MCU_CMSIS_DWCONV_MVE_H
@@ -191,6 +193,7 @@ struct mcu_cmsis_dw_mve_scratch {
     int32_t *off; /* the taps' offsets from a window's first input byte */
     int32_t *rel; /* a border pixel's: to its taps inside, or to the pad row */
     int8_t *pad;
+    int8_t *ring; /* with a lag (p->lag): mcu_cmsis_dw_lag_out, after the pad row */
 };
 typedef struct mcu_cmsis_dw_mve_scratch mcu_cmsis_dw_mve_scratch; /* not a parameter struct */
 
@@ -325,7 +328,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
                 }
                 off = s->rel;
             }
-            int8_t *out = output + (oy * out_w + ox) * out_c;
+            int8_t *out = mcu_cmsis_dw_lag_out(p, s->ring, output, oy * out_w + ox);
             int32_t c = 0;
             for (; c + 16 <= out_c; c += 16) {
                 mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out,
@@ -552,6 +555,7 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     s.off = scratch;
     s.rel = scratch + taps;
     s.pad = (int8_t *)(void *)(scratch + 2 * taps);
+    s.ring = mcu_cmsis_dw_ring(scratch, 8 * taps + p->in_c);
     for (int32_t t = 0; t < taps; t++) {
         s.off[t] = ((t / p->k_w) * p->dil_h * p->in_w + (t % p->k_w) * p->dil_w) * p->in_c;
     }
@@ -566,7 +570,7 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     oy1 = oy1 < p->out_h ? oy1 : p->out_h;
     const int32_t rows = oy1 - oy0;
     const int many = rows >= 16 || (rows >= 8 && p->out_c <= 32 && p->out_w >= 8); /* where columns pay */
-    if (mult == 1 && p->k_h == 3 && p->k_w == 3 && many) {
+    if (mult == 1 && p->k_h == 3 && p->k_w == 3 && many && p->lag == 0) {
         /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
            order): the rows above through the pixel path, the column rows in bands (with band_rows,
            four rows, then band_rows at a time; else all in one), the rows below pixel by pixel. */
@@ -589,6 +593,9 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
         mcu_cmsis_dw_mve_pixels_m1(p, input, weights, folded_bias, multiplier, shift, &s, output);
     } else {
         mcu_cmsis_dw_mve_pixels_m4(p, input, weights, folded_bias, multiplier, shift, &s, output);
+    }
+    if (p->lag > 0) {
+        mcu_cmsis_dw_lag_flush(p, s.ring, output);
     }
     return 1;
 }

@@ -35,14 +35,16 @@
 /** Parameters of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8). Batch 1, NHWC.
     pad_top/pad_left: padding before the first row/column (TFLite's SAME placement); mcu_cmsis_conv2d_s8
     also takes negative values (a window origin inside the input: a part of a larger output).
-    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. first/count
-    (mcu_cmsis_conv2d_s8 only): count > 0 computes the output pixels [first, first + count) alone
-    (raster order), pixel first written at output[0]; count 0 (a static initializer that omits
-    them): every pixel. */
+    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. chunk (1x1,
+    stride 1): 0, or the plain C and Helium paths copy `chunk` input pixels at a time to scratch
+    before writing their outputs, so that the output may lie over the input (the DSP path widens
+    its three pixels into scratch first anyway). first/count (mcu_cmsis_conv2d_s8 only): count > 0
+    computes the output pixels [first, first + count) alone (raster order), pixel first written at
+    output[0]; count 0 (a static initializer that omits them): every pixel. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-    int32_t input_offset, output_offset, act_min, act_max, pair_offset;
+    int32_t input_offset, output_offset, act_min, act_max, pair_offset, chunk;
     int32_t first, count;
 } mcu_cmsis_conv_params;
 
@@ -58,11 +60,14 @@ typedef struct {
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
     reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. band_rows: the Helium
     column path's rows per band after a first band of four (0: all its rows in one band); bands let
-    the output overlap the input (planner/overlap.py). */
+    the output overlap the input (planner/overlap.py). lag: 0, or the pixel paths (plain C, the DSP
+    pixel sweep, Helium's pixels, which then takes every row) keep the last `lag` output pixels in a
+    ring in scratch and write each to its place `lag` pixels later, so that the output may lie
+    exactly over the input (mcu_cmsis_dw_lag_out); the DSP line sweeps need no ring for that. */
 typedef struct {
     int32_t in_h, in_w, in_c, out_h, out_w, out_c;
     int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, depth_multiplier, sweep;
-    int32_t input_offset, output_offset, act_min, act_max, band_rows;
+    int32_t input_offset, output_offset, act_min, act_max, band_rows, lag;
 } mcu_cmsis_dw_conv_params;
 
 /** Parameters of mcu_cmsis_fully_connected_s8: `rows` input vectors of `depth` values, `units`
@@ -168,7 +173,8 @@ void mcu_cmsis_conv2d_add_s8(const mcu_cmsis_conv_add_params *p, const int8_t *r
                              const int32_t *add_rq, int16_t *scratch, int8_t *output);
 
 /** Scratch bytes of mcu_cmsis_conv2d_1x1_s8: three input pixels widened to int16, in_c rounded up
-    to a multiple of four (the DSP path). */
+    to a multiple of four (the DSP path); as many as six input pixels copied (p->chunk, the other
+    paths). */
 #define MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(in_c) (6 * (((in_c) + 3) / 4 * 4))
 
 /** 1x1 convolution, any stride (no padding exists): no im2col. Weights: [out_c][in_c] in the pair
@@ -183,18 +189,23 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
 /** Scratch bytes of mcu_cmsis_dwconv2d_s8 by its sweep (one macro each), every one with room for
     the Helium path's tap pointers and offsets and its pad row (2 * k_l * k_p words and in_c bytes,
     mcu_cmsis_dwconv_mve.h). Sweeping lines (rows, or columns with every argument the other
-    axis's): the DSP path's line cache (a pad line and one line per input line a window spans,
+    axis's): the DSP path's line cache (one line per input line a window spans, padding or not,
     MCU_CMSIS_DW_SPAN(1, 1, k_l, dil_l), of two words per input position of
     MCU_CMSIS_DW_SPAN(out_pos, stride_p, k_p, dil_p)), its widened weights (2 * k_l * k_p words)
     and bookkeeping (2 * (k_l + 9) words and a word per cached line), mcu_cmsis_dwconv_dsp.h. */
 #define MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(k_l, k_p, dil_l, out_pos, stride_p, dil_p, in_c)                   \
-    (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 2) +                   \
+    (8 * (((out_pos) - 1) * (stride_p) + ((k_p) - 1) * (dil_p) + 1) * (((k_l) - 1) * (dil_l) + 1) +                   \
      8 * (k_l) * (k_p) + 8 * (k_l) + 72 + 4 * (((k_l) - 1) * (dil_l) + 1) + 8 * (k_l) * (k_p) + (in_c))
 
 /** Sweeping pixels (small 3x3 maps): a pad row of `channels` bytes in whole words and 72 bytes of
     widened weights per group of four channels, mcu_cmsis_dw3x3_dsp.h. */
 #define MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(k_h, k_w, channels, in_c)                                          \
     (((channels) + 3) / 4 * 4 + 72 * ((channels) / 4) + 8 * (k_h) * (k_w) + (in_c))
+
+/** With a lag (p->lag > 0): the ring of lag pixels of out_c bytes after the bytes a pixel path uses
+    itself (`path_bytes`, rounded up to a word): Helium's and the plain C path's
+    8 * k_h * k_w + in_c, the DSP pixel sweep's MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES. */
+#define MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES(path_bytes, lag, out_c) (((path_bytes) + 3) / 4 * 4 + (lag) * (out_c))
 
 /** One input channel: a word per pair of taps and one more, and as many per output channel
     (rounded up to four), mcu_cmsis_dwconv_in1_dsp.h; the Helium path's 64 bytes and the taps

@@ -16,12 +16,13 @@
  *
  * Scratch: the pad row (out_c bytes, rounded up to a word), then per group of four channels the
  * nine taps' weights as words (w[c], w[c + 2]) and (w[c + 1], w[c + 3]) (18 words per group):
- * MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES.
+ * MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES; with p->lag, the ring after it (mcu_cmsis_dw_lag_out).
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
 #define MCU_CMSIS_DW3X3_DSP_H
 
 #include "mcu_cmsis_dsp.h"
+#include "mcu_cmsis_dwconv_pixel.h"
 #include "mcu_kernels_cmsis_nn.h"
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
@@ -156,13 +157,18 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
             wq[18 * g + 2 * t + 1] = mcu_sxtb16_ror8(word);
         }
     }
+    int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(3, 3, ch, p->in_c));
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int32_t iy = oy * p->stride_h - p->pad_top;
         for (int32_t ox = 0; ox < out_w; ox++) {
             const int32_t ix = ox * p->stride_w - p->pad_left;
             (fast ? mcu_cmsis_dw3x3_pixel_fast : mcu_cmsis_dw3x3_pixel_any)(
-                p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix, output + (oy * out_w + ox) * ch);
+                p, input, pad, wq, weights, bias, multiplier, shift, rq, iy, ix,
+                mcu_cmsis_dw_lag_out(p, ring, output, oy * out_w + ox));
         }
+    }
+    if (p->lag > 0) {
+        mcu_cmsis_dw_lag_flush(p, ring, output);
     }
 }
 

@@ -7,6 +7,8 @@
 #ifndef MCU_CMSIS_DWCONV_PIXEL_H
 #define MCU_CMSIS_DWCONV_PIXEL_H
 
+#include <string.h>
+
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_mve.h"
 #include "mcu_kernels_cmsis_nn.h"
@@ -56,6 +58,38 @@ static inline void mcu_cmsis_dw_pixel(const mcu_cmsis_dw_conv_params *p, const i
             }
         }
         out[c] = mcu_cmsis_requantize_s8(acc, multiplier[c], shift[c], out_offset, act_min, act_max);
+    }
+}
+
+/** The ring of a pixel path with a lag: `path_bytes` into the scratch (rounded up to a word). */
+static inline int8_t *mcu_cmsis_dw_ring(int32_t *scratch, int32_t path_bytes)
+{
+    return (int8_t *)scratch + (path_bytes + 3) / 4 * 4;
+}
+
+/** Where a pixel path writes output pixel q (raster order, every pixel in turn): its place without a
+    lag; else ring slot q % lag, once the pixel q - lag that slot holds is copied to its place. So
+    a pixel reaches the output `lag` pixels after it is computed, over input bytes the pixels in
+    between no longer read (the planner sets lag so, planner/overlap.py: the row-lagged order). */
+static inline int8_t *mcu_cmsis_dw_lag_out(const mcu_cmsis_dw_conv_params *p, int8_t *ring, int8_t *output, int32_t q)
+{
+    const int32_t lag = p->lag, c = p->out_c;
+    if (lag == 0) {
+        return output + q * c;
+    }
+    int8_t *slot = ring + q % lag * c;
+    if (q >= lag) {
+        memcpy(output + (q - lag) * c, slot, (size_t)c);
+    }
+    return slot;
+}
+
+/** After the last pixel: the pixels still in the ring to their places. */
+static inline void mcu_cmsis_dw_lag_flush(const mcu_cmsis_dw_conv_params *p, const int8_t *ring, int8_t *output)
+{
+    const int32_t pixels = p->out_h * p->out_w, lag = p->lag, c = p->out_c;
+    for (int32_t q = pixels > lag ? pixels - lag : 0; q < pixels; q++) {
+        memcpy(output + q * c, ring + q % lag * c, (size_t)c);
     }
 }
 

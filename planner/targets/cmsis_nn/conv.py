@@ -15,7 +15,7 @@ import numpy as np
 from mcuforge.ir.expr import Call, Expr
 from mcuforge.ir.ops import _common as c
 
-from ...kernel import KernelCall
+from ...kernel import KernelCall, Overlap
 from ...patterns import const, op, wildcard
 from . import common, fully_connected
 from .common import Composite, Lowered
@@ -58,6 +58,7 @@ def lower(call: Call, isa: str) -> Lowered:
     w2d = w.reshape(oc, kh * kw * ic)
     consts["bias"] = common.folded_bias(call, w2d.astype(np.int64).sum(axis=1), params["input_offset"])
     params["pair_offset"] = int(common.pair_offset(w2d, isa))
+    params["chunk"] = 0
     consts["weights"] = common.pair_rows(w2d.astype(np.int8), bool(params["pair_offset"]))
     with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
     if uses_1x1(call):  # the DSP path widens three input pixels in scratch
@@ -65,14 +66,35 @@ def lower(call: Call, isa: str) -> Lowered:
         # pixels read again for every output channel written), the DSP path's three buffered in
         # scratch first (planner/overlap.py's conv_1x1_orders).
         return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model,
-                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic),
-                       overlap=common.raster_overlap(params, block=2, buffered=False))
+                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic), overlap=overlap_1x1(params))
     # Overlap: on every path up to three output pixels' windows are copied to scratch (im2col)
     # before their outputs are written, in raster order (the buffered form does not depend on the
     # block size).
     return Lowered("mcu_cmsis_conv2d_s8", params, consts, model,
                    common.scratch_size("MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", kh * kw * ic, ic),
                    overlap=common.raster_overlap(params, block=3, buffered=True))
+
+
+CHUNK = 6  # pixels the 1x1 kernel's plain C and Helium paths copy to scratch at a time (its DSP scratch holds six)
+
+
+def overlap_1x1(p: dict) -> Overlap | None:
+    """Unbuffered pairs (plain C, Helium) keep the output two pixels below the input; with stride 1,
+    `chunk` pixels copied to scratch before their outputs are written (buffered, like the DSP
+    path's three widened pixels) let it lie as high as the input (planner/overlap.py's
+    conv_1x1_orders), for a copy and a call per chunk."""
+    free = common.raster_overlap(p, block=2, buffered=False)
+    buffered = common.raster_overlap(p, block=CHUNK, buffered=True)
+    if (p["stride_h"], p["stride_w"]) != (1, 1) or buffered is None or (free and free.max_shift >= buffered.max_shift):
+        return free
+    pixels = p["out_h"] * p["out_w"]
+    cost = -(-pixels // CHUNK) * CHUNK_CALL + pixels * p["in_c"] // 4
+    return Overlap(0, buffered.max_shift, needs=(("chunk", CHUNK),), without=free, cost_instructions=cost,
+                   cost=f"plain C and Helium: {CHUNK} input pixels at a time copied to scratch (about {cost:,} more "
+                   f"instructions)")
+
+
+CHUNK_CALL = 530  # a chunk's copy set-up and call (measured on Helium: its GEMM's set-up per call)
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:

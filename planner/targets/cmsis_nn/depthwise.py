@@ -6,11 +6,14 @@ scratch) and multiply raw int8 values. The DSP path's sweep over the output is c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from mcuforge.ir.expr import Call
 
 from ...kernel import KernelCall, Overlap
-from ...overlap import DW_COLUMNS, DW_ONE_INPUT, DW_PIXELS, DW_ROWS, mve_band_rows
+from ...overlap import DW_COLUMNS, DW_ONE_INPUT, DW_PIXELS, DW_ROWS, first_conflict, mve_band_rows, mve_column_rows
+from ...overlap import ring_lag, _line_sweep
 from ...patterns import const, op, wildcard
 from . import common, conv
 from .common import Composite, Lowered
@@ -34,6 +37,7 @@ def lower(call: Call) -> Lowered:
     fast = "rq" in consts and (params["act_min"], params["act_max"]) == (-128, 127)
     params["sweep"] = sweep(params, fast)
     params["band_rows"] = 0
+    params["lag"] = 0
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params),
                    overlap=overlap(params, call.type.nbytes))
 
@@ -55,6 +59,10 @@ def overlap(p: dict, out_bytes: int) -> Overlap | None:
     base = common.raster_overlap(p, block=1, buffered=False)
     if base is None or p["in_c"] == 1:
         return None
+    lagged = in_place(p)
+    if lagged is not None and base.max_shift < 0 and lagged.scratch_bytes - scratch(p).bytes < -base.max_shift:
+        free = p["sweep"] == PIXELS and not mve_band_rows(p)  # the raster overlap needs nothing here
+        return replace(lagged, without=base) if free else lagged
     needs, costs, cost, shift = [], [], 0, base.max_shift
     pixels = None
     if p["sweep"] != PIXELS:
@@ -76,6 +84,39 @@ def overlap(p: dict, out_bytes: int) -> Overlap | None:
         return None
     return Overlap(0, shift, needs=tuple(needs), cost="; ".join(costs), cost_instructions=cost,
                    scratch_bytes=pixels.bytes if pixels else None, scratch_check=pixels.expr if pixels else "")
+
+
+def in_place(p: dict) -> Overlap | None:
+    """The output exactly over the input (depth multiplier 1), row-lagged: the pixel paths (plain C,
+    the DSP pixel sweep, Helium's pixels, which then take the column path's rows too) keep the last
+    `lag` output pixels in a ring in scratch (lag: ring_lag, (pad_top * in_w + pad_left + 1 pixels
+    for a stride-1 same-padded layer); the DSP line sweeps need nothing: a group of four channels
+    reads each input line into its line cache before it writes the output line over it."""
+    if p["depth_multiplier"] != 1 or p["in_c"] == 1:
+        return None
+    lag = ring_lag(p)
+    if lag is None or (p["sweep"] != PIXELS and _line_sweep(p).first_conflict(0) is not None):
+        return None
+    lagged = {**p, "lag": lag}
+    cost = lag_cost(lagged)
+    size = scratch(lagged)
+    return Overlap(0, 0, min_shift=0, needs=(("lag", lag),), cost=f"a ring of {lag} output pixels (about {cost:,} more "
+                   f"instructions{'; Helium: the pixel path for the column rows' if mve_column_rows(p) else ''})",
+                   cost_instructions=cost, scratch_bytes=size.bytes, scratch_check=size.expr)
+
+
+def lag_cost(p: dict) -> int:
+    """Instructions the ring adds, an upper estimate over the paths: each pixel copied once (a
+    call and its words, LAG_PIXEL + out_c / 4) and, on Helium, the column path's rows
+    pixel by pixel (MVE_PIXEL_MAC per multiply-accumulate more)."""
+    pixels = p["out_h"] * p["out_w"]
+    copies = pixels * (LAG_PIXEL + p["out_c"] // 4)
+    rows = mve_column_rows(p)
+    mve = 0 if rows is None else (rows[1] - rows[0]) * p["out_w"] * p["out_c"] * p["k_h"] * p["k_w"] * MVE_PIXEL_MAC
+    return int(copies + mve)
+
+
+LAG_PIXEL, MVE_PIXEL_MAC = 20, 0.13
 
 
 def pixel_sweep_cost(p: dict) -> int:
@@ -131,7 +172,14 @@ def sweep(p: dict, fast: bool) -> int:
 
 
 def scratch(p: dict) -> common.KernelSize:
-    """The kernel's scratch, from the header's macro for the sweep (lines in their orientation)."""
+    """The kernel's scratch, from the header's macro for the sweep (lines in their orientation);
+    with a lag, the larger of that and a pixel path's ring after its own bytes."""
+    if p.get("lag", 0):
+        sweep = scratch({**p, "lag": 0})
+        own = sweep.bytes if p["sweep"] == PIXELS else 8 * p["k_h"] * p["k_w"] + p["in_c"]
+        ring = common.scratch_size("MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES", own, p["lag"], p["out_c"])
+        big, small = (sweep, ring) if sweep.bytes >= ring.bytes else (ring, sweep)
+        return common.KernelSize(big.bytes, f"({big.expr} > {small.expr} ? {big.expr} : {small.expr})")
     if p["sweep"] == PIXELS:
         return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_c"],
                                    p["in_c"])
