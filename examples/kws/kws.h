@@ -14,7 +14,7 @@ extern "C" {
 #define KWS_MODEL_SHA256 "aeea436800704fce17b17292e4412630ad856e9d777c044c64ef748a880bd0ae" /* of kws_ref_model.tflite */
 #define KWS_MCUFORGE_VERSION "0.1.0"
 /* Bytes of the one arena every activation and scratch buffer lives in (planned at compile time). */
-#define KWS_ARENA_SIZE 9220
+#define KWS_ARENA_SIZE 8964
 /* Bytes of the model's state: what it keeps from one run to the next (LSTM/SVDF variable tensors),
    in a static array of its own outside the arena; 0 for a model without state. */
 #define KWS_STATE_SIZE 0

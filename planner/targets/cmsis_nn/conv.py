@@ -17,6 +17,7 @@ from mcuforge.ir.ops import _common as c
 
 from ...kernel import KernelCall, Overlap
 from ...patterns import const, op, wildcard
+from ...target import DEFAULT_ISA
 from . import common, fully_connected
 from .common import Composite, Lowered
 from .requant import acc_bounds, with_rq
@@ -66,7 +67,7 @@ def lower(call: Call, isa: str) -> Lowered:
         # pixels read again for every output channel written), the DSP path's three buffered in
         # scratch first (planner/overlap.py's conv_1x1_orders).
         return Lowered("mcu_cmsis_conv2d_1x1_s8", params, consts, model,
-                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic), overlap=overlap_1x1(params))
+                       common.scratch_size("MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES", ic), overlap=overlap_1x1(params, isa))
     # Overlap: on every path up to three output pixels' windows are copied to scratch (im2col)
     # before their outputs are written, in raster order (the buffered form does not depend on the
     # block size).
@@ -78,7 +79,7 @@ def lower(call: Call, isa: str) -> Lowered:
 CHUNK = 6  # pixels the 1x1 kernel's plain C and Helium paths copy to scratch at a time (its DSP scratch holds six)
 
 
-def overlap_1x1(p: dict) -> Overlap | None:
+def overlap_1x1(p: dict, isa: str = DEFAULT_ISA) -> Overlap | None:
     """Unbuffered pairs (plain C, Helium) keep the output two pixels below the input; with stride 1,
     `chunk` pixels copied to scratch before their outputs are written (buffered, like the DSP
     path's three widened pixels) let it lie as high as the input (planner/overlap.py's
@@ -88,7 +89,7 @@ def overlap_1x1(p: dict) -> Overlap | None:
     if (p["stride_h"], p["stride_w"]) != (1, 1) or buffered is None or (free and free.max_shift >= buffered.max_shift):
         return free
     pixels = p["out_h"] * p["out_w"]
-    cost = -(-pixels // CHUNK) * CHUNK_CALL + pixels * p["in_c"] // 4
+    cost = 0 if isa == "dsp" else -(-pixels // CHUNK) * CHUNK_CALL + pixels * p["in_c"] // 4  # DSP: its own three
     return Overlap(0, buffered.max_shift, needs=(("chunk", CHUNK),), without=free, cost_instructions=cost,
                    cost=f"plain C and Helium: {CHUNK} input pixels at a time copied to scratch (about {cost:,} more "
                    f"instructions)")

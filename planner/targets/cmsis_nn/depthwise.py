@@ -15,12 +15,13 @@ from ...kernel import KernelCall, Overlap
 from ...overlap import DW_COLUMNS, DW_ONE_INPUT, DW_PIXELS, DW_ROWS, first_conflict, mve_band_rows, mve_column_rows
 from ...overlap import ring_lag, _line_sweep
 from ...patterns import const, op, wildcard
+from ...target import DEFAULT_ISA
 from . import common, conv
 from .common import Composite, Lowered
 from .requant import acc_bounds, with_rq
 
 
-def lower(call: Call) -> Lowered:
+def lower(call: Call, isa: str) -> Lowered:
     w = call.args[1].data  # [1, KH, KW, OC]
     _, kh, kw, oc = w.shape
     params, consts = common.requant_params(call, oc)
@@ -39,7 +40,7 @@ def lower(call: Call) -> Lowered:
     params["band_rows"] = 0
     params["lag"] = 0
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params),
-                   overlap=overlap(params, call.type.nbytes))
+                   overlap=overlap(params, call.type.nbytes, isa))
 
 
 # The DSP path's sweeps over the output (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h).
@@ -47,7 +48,7 @@ ROWS, COLUMNS, PIXELS, ONE_INPUT = DW_ROWS, DW_COLUMNS, DW_PIXELS, DW_ONE_INPUT
 BAND_ROWS = 8  # rows of the Helium column path's bands (after a first one of four) when it overlaps
 
 
-def overlap(p: dict, out_bytes: int) -> Overlap | None:
+def overlap(p: dict, out_bytes: int, isa: str = DEFAULT_ISA) -> Overlap | None:
     """How far the output may overlap the input (planner/overlap.py's depthwise_orders): output
     pixels one at a time in raster order, each pixel's channels written while its taps are read,
     on the plain C path, the DSP pixel sweep and Helium's pixel paths. The DSP line sweeps go over
@@ -59,7 +60,7 @@ def overlap(p: dict, out_bytes: int) -> Overlap | None:
     base = common.raster_overlap(p, block=1, buffered=False)
     if base is None or p["in_c"] == 1:
         return None
-    lagged = in_place(p)
+    lagged = in_place(p, isa)
     if lagged is not None and base.max_shift < 0 and lagged.scratch_bytes - scratch(p).bytes < -base.max_shift:
         free = p["sweep"] == PIXELS and not mve_band_rows(p)  # the raster overlap needs nothing here
         return replace(lagged, without=base) if free else lagged
@@ -70,14 +71,14 @@ def overlap(p: dict, out_bytes: int) -> Overlap | None:
             return None
         needs.append(("sweep", PIXELS))
         extra = pixel_sweep_cost(p)
-        cost = max(cost, extra)
+        cost = max(cost, extra if isa == "dsp" else 0)
         costs.append(f"DSP pixel sweep (about {extra:,} more instructions)")
         pixels = scratch({**p, "sweep": PIXELS})
     if mve_band_rows(p):
         banded = {**p, "band_rows": BAND_ROWS}
         shift = min(shift, mve_band_shift(banded))
         extra = band_cost(banded)
-        cost = max(cost, extra)
+        cost = max(cost, extra if isa == "mve" else 0)
         needs.append(("band_rows", BAND_ROWS))
         costs.append(f"Helium column path in bands of {BAND_ROWS} rows (about {extra:,} more instructions)")
     if shift <= -out_bytes:
@@ -86,7 +87,7 @@ def overlap(p: dict, out_bytes: int) -> Overlap | None:
                    scratch_bytes=pixels.bytes if pixels else None, scratch_check=pixels.expr if pixels else "")
 
 
-def in_place(p: dict) -> Overlap | None:
+def in_place(p: dict, isa: str = DEFAULT_ISA) -> Overlap | None:
     """The output exactly over the input (depth multiplier 1), row-lagged: the pixel paths (plain C,
     the DSP pixel sweep, Helium's pixels, which then take the column path's rows too) keep the last
     `lag` output pixels in a ring in scratch (lag: ring_lag, (pad_top * in_w + pad_left + 1 pixels
@@ -98,20 +99,23 @@ def in_place(p: dict) -> Overlap | None:
     if lag is None or (p["sweep"] != PIXELS and _line_sweep(p).first_conflict(0) is not None):
         return None
     lagged = {**p, "lag": lag}
-    cost = lag_cost(lagged)
+    cost = lag_cost(lagged, isa)
     size = scratch(lagged)
     return Overlap(0, 0, min_shift=0, needs=(("lag", lag),), cost=f"a ring of {lag} output pixels (about {cost:,} more "
                    f"instructions{'; Helium: the pixel path for the column rows' if mve_column_rows(p) else ''})",
                    cost_instructions=cost, scratch_bytes=size.bytes, scratch_check=size.expr)
 
 
-def lag_cost(p: dict) -> int:
+def lag_cost(p: dict, isa: str = DEFAULT_ISA) -> int:
     """Instructions the ring adds, an upper estimate over the paths: each pixel copied once (a
     call and its words, LAG_PIXEL + out_c / 4) and, on Helium, the column path's rows
-    pixel by pixel (MVE_PIXEL_MAC per multiply-accumulate more)."""
+    pixel by pixel (MVE_PIXEL_MAC per multiply-accumulate more), on the paths of `isa` (the C is
+    built for that ISA's core; it stays exact, only slower, on another)."""
+    if isa == "dsp" and p["sweep"] != PIXELS:
+        return 0  # the DSP line sweeps read each input line into their cache first: no ring
     pixels = p["out_h"] * p["out_w"]
     copies = pixels * (LAG_PIXEL + p["out_c"] // 4)
-    rows = mve_column_rows(p)
+    rows = mve_column_rows(p) if isa == "mve" else None
     mve = 0 if rows is None else (rows[1] - rows[0]) * p["out_w"] * p["out_c"] * p["k_h"] * p["k_w"] * MVE_PIXEL_MAC
     return int(copies + mve)
 
@@ -205,4 +209,5 @@ def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
 
 
 COMPOSITES = (Composite("qnn_depthwise_conv2d", op("depthwise_conv_2d", wildcard("x"), const("weights"),
-                                                   const("bias", optional=True), capture="root"), conv.check, lower),)
+                                                   const("bias", optional=True), capture="root"), conv.check, lower,
+                        by_isa=True),)
