@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from mcuforge.errors import IRError
 from mcuforge.planner.fusion import FusedCall, row_bytes
 
 
@@ -96,5 +97,5 @@ def _band(p: Mapping, source: tuple[str, str, str], first: str, count: str) -> l
 def _runtime_params(body: str) -> str:
     """A kernel call's parameter struct as a const local (its band fields are variables)."""
     if body.count("static const ") != 1:
-        raise AssertionError(f"a fused part's call has no single static parameter struct:\n{body}")
+        raise IRError(f"a fused part's call has no single static parameter struct:\n{body}")
     return body.replace("static const ", "const ")
