@@ -297,17 +297,17 @@ def test_leaky_relu_alpha_not_finite(tmp_path, capsys, alpha):
 def test_arena_beyond_the_address_space(tmp_path, capsys):
     """Shapes that agree with each other but need more arena than a Cortex-M can address: refused
     by plan and compile in every memory mode (nothing is allocated for them); inspect still
-    describes the model."""
+    describes the model. Element-wise layers only: planning the windowed kernels of a map this
+    large (their overlap models) would take gigabytes of the test machine's memory."""
     def edit(doc):
         for t in sg(doc)["tensors"]:
             if not (t["buffer"] and doc["buffers"][t["buffer"]]["data"]) and len(t["shape"]) == 4:
-                t["shape"][1] *= 1023  # the largest tensor just under the reader's 1 GiB limit
-                t["shape"][2] *= 1023
-    model = mutated(tmp_path, MODELS / "mix_mobilenet_block.tflite", edit)
+                t["shape"][1] *= 2300  # the float32 tensors just under the reader's 1 GiB limit
+                t["shape"][2] *= 2300
+    model = mutated(tmp_path, MODELS / "add_n_three.tflite", edit)
     assert run(capsys, "inspect", model)[0] == 0
-    # 2.68 GB whatever overlaps the kernels allow
-    for mode in ("fast", "balanced", "min"):
-        assert_refused(capsys, tmp_path, model, "needs an arena of 2,679,376,460 B", "more than a Cortex-M can address",
+    for mode in ("fast", "balanced", "min"):  # 3.05 GB in every mode
+        assert_refused(capsys, tmp_path, model, "needs an arena of 3,047,040,000 B", "more than a Cortex-M can address",
                        commands=("plan", "compile"), args=("--memory", mode))
 
 
