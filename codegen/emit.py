@@ -339,12 +339,12 @@ def kernel_files(compiled) -> tuple[dict[str, Path], dict[str, Path]]:
             roots += [src, header] if header.is_file() else [src]
     todo = list(sources.values())
     while todo:  # the kernels a kernel calls (mcu_cmsis_conv2d_add_s8: the convolution and the ADD)
-        for name in _CALLS.findall(todo.pop().read_text()):
-            for dep in name.split():
-                path = sources.get(dep) or next(iter(p.parent / dep for p in sources.values()
-                                                     if (p.parent / dep).is_file()), None)
-                if path is None:
-                    raise CodegenError(f"kernel dependency {dep} not found")
+        src = todo.pop()
+        for names in _CALLS.findall(src.read_text()):
+            for dep in names.split():
+                path = src.parent / dep  # a target's kernels sit side by side
+                if not path.is_file():
+                    raise CodegenError(f"kernel {src.name} calls {dep}, which is not beside it")
                 if dep not in sources:
                     sources[dep] = path
                     roots.append(path)

@@ -15,7 +15,7 @@ from mcuforge.ir.expr import Call, Constant, Expr
 
 from ...kernel import KernelCall
 from ...patterns import const, op, wildcard
-from . import add, common, conv
+from . import add, conv
 from .common import Composite, Lowered
 
 # The stage holds this many bytes of output at most (and a multiple of six pixels: the DSP path's
