@@ -157,12 +157,13 @@ def pixel_orders(p: Mapping[str, Any]) -> list[Order]:
 def conv_1x1_orders(p: Mapping[str, Any]) -> list[Order]:
     """mcu_cmsis_conv2d_1x1_s8: DSP: three pixels widened into scratch, then their outputs; plain
     and Helium pairs: two pixels read again for every output channel written; Helium pixels (and a
-    Helium odd last pixel): one. With a chunk (stride 1), plain C and Helium copy chunk pixels to
-    scratch, then write their outputs."""
+    Helium odd last pixel): one. With a chunk (stride 1), plain C copies chunk pixels to scratch,
+    then writes their outputs, and Helium does so two pixels at a time."""
     chunk = p.get("chunk", 0)
     if chunk:
         px = _all(p)
-        return [_triples(p, "DSP", True), _blocks(p, px, px[::chunk], "plain, Helium chunks", True)]
+        return [_triples(p, "DSP", True), _blocks(p, px, px[::chunk], "plain chunks", True),
+                _pairs(p, "Helium pairs copied", True)]
     return [_triples(p, "DSP", True), _pairs(p, "plain, Helium pairs", False), _singles(p, "Helium pixels", False)]
 
 

@@ -846,10 +846,13 @@ def test_case_list_reaches_every_kernel():
 def case_sets(name: str):
     """(KernelCall, input sets, in-place flags) of a case: random inputs, every input at -128, every
     input at 127, and for element-wise kernels the first set again with the output over input 1."""
+    name, chunked, _ = name.partition("#chunked")
     _, _, kc = case_data(name)
     rng = np.random.default_rng(zlib.crc32(name.partition("@")[0].encode()) + 2)
     sets = [[rng.integers(-128, 128, t.shape).astype(np.int8) for t in kc.inputs] for _ in range(3)]
     sets += [[np.full(t.shape, v, np.int8) for t in kc.inputs] for v in (-128, 127)]
+    if chunked:  # `<case>#chunked`: with the overlap's chunk, every set's output exactly over its input
+        return dataclasses.replace(kc, params={**kc.params, **dict(kc.overlap.needs)}), sets, [True] * len(sets)
     inplace = [False] * len(sets)
     if kc.in_place:
         sets.append(sets[0])
@@ -1032,6 +1035,18 @@ def test_c_kernel_depthwise_row_lagged_in_place(harness):
     assert len(expected) > 60 and pos == len(out) and not bad, "\n".join(bad)
     wrong, _ = compare_runs(run_harness(harness, short), short_expected)
     assert wrong
+
+
+def chunked_1x1(isa: str) -> list[str]:
+    """`<case>@<isa>#chunked` for every stride-1 1x1 case whose output may lie exactly over its input
+    with its chunk (planner/targets/cmsis_nn/conv.py's overlap_1x1)."""
+    out = []
+    for name in sorted(CASES):
+        kc = case_data(f"{name}@{isa}")[2]
+        over = kc.overlap
+        if kc.function == "mcu_cmsis_conv2d_1x1_s8" and over is not None and over.needs and over.max_shift >= 0:
+            out.append(f"{name}@{isa}#chunked")
+    return out
 
 
 def test_c_kernel_1x1_chunks_in_place(harness):
@@ -1261,13 +1276,14 @@ def batches(names: list[str], limit: int) -> list[list[str]]:
 @pytest.mark.parametrize("cpu", sorted(QEMU_CPUS))
 def test_kernels_on_qemu(cpu, tmp_path):
     """Every kernel case built for the core (DSP path on the M4 with the real instructions, Helium
-    path on the M55) and run on QEMU: outputs equal the kernel models."""
+    path on the M55) and run on QEMU: outputs equal the kernel models; the 1x1 cases whose output may
+    lie over their input with a chunk also run so (chunked_1x1)."""
     missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
     machine, fflags, code, ram = QEMU_CPUS[cpu]
     isa = load_board(machine).isa  # the cases as lowered for this core, and as for the others where they differ
-    names = [f"{n}@{isa}" for n in sorted(CASES)] + isa_variants(isa)
+    names = [f"{n}@{isa}" for n in sorted(CASES)] + isa_variants(isa) + chunked_1x1(isa)
     (tmp_path / "startup.c").write_text(QEMU_STARTUP)
     (tmp_path / "link.ld").write_text(QEMU_LINKER.format(code=code, ram=ram))
     bad: list[str] = []

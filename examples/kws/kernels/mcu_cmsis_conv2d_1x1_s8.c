@@ -8,8 +8,9 @@
  * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64,
  * 128 or 256 two pixels x four output channels per step, the channel loop unrolled).
  *
- * With p->chunk the plain C and MVE paths take the pixels in chunks copied to scratch first (the
- * output over the input: planner/overlap.py's conv_1x1_orders).
+ * With p->chunk (stride 1, the output over the input: planner/overlap.py's conv_1x1_orders) the
+ * plain C path takes the pixels in chunks copied to scratch first, and the MVE path copies each
+ * pair of pixels to scratch before it computes them (its set-up done once for the layer).
  */
 #include <string.h>
 
@@ -80,8 +81,8 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
 {
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
-    (void)scratch;
-    mcu_cmsis_conv2d_1x1_s8_mve(p, input, weights, bias, multiplier, shift, output);
+    mcu_cmsis_conv2d_1x1_s8_mve(p, input, weights, bias, multiplier, shift, p->chunk > 0 ? (int8_t *)scratch : NULL,
+                                output);
 #else
     const int32_t out_c = p->out_c;
     const int32_t pixels = p->out_h * p->out_w;
@@ -126,7 +127,7 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
 #endif
 }
 
-#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
+#if !defined(MCU_CMSIS_USE_DSP)
 /** With p->chunk (stride 1: consecutive pixels): chunk pixels at a time copied to scratch, then
     their outputs computed from the copy (over their own input bytes at most), through a layer of
     one row of those pixels. Returns 0 (having done nothing) without a chunk. */
@@ -155,7 +156,7 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
                              const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                              int16_t *scratch, int8_t *output)
 {
-#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
+#if !defined(MCU_CMSIS_USE_DSP)
     if (in_chunks(p, input, weights, bias, multiplier, shift, rq, scratch, output)) {
         return;
     }

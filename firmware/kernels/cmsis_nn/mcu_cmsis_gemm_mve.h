@@ -668,11 +668,23 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
     }
 }
 
+/** With `buf` (stride 1, the output over the input: planner/overlap.py's conv_1x1_orders) the
+    pixels n .. n + m - 1 (m <= 2) copied to buf, which then stands for them; else their place. */
+static inline __attribute__((always_inline)) const int8_t *mcu_cmsis_1x1_mve_source(const int8_t *x, int32_t m,
+                                                                                   int32_t k, int8_t *buf)
+{
+    if (buf == NULL) {
+        return x;
+    }
+    mcu_cmsis_mve_copy(buf, x, m * k, 16);
+    return buf;
+}
+
 /** 1x1 convolution, two pixels at a time through mcu_cmsis_mve_matvec2_k (k = in_c a compile-time
-    constant), an odd last pixel through mcu_cmsis_mve_matvec. */
+    constant), an odd last pixel through mcu_cmsis_mve_matvec; buf: see mcu_cmsis_1x1_mve_source. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int32_t k, const int offset)
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int32_t k, const int offset)
 {
     const int32_t in_w = p->in_w, out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
     const int32_t sw = p->stride_w, sh = p->stride_h;
@@ -684,25 +696,43 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
         const int32_t oy1 = (n + 1) / out_w, ox1 = n + 1 - oy1 * out_w;
         const int8_t *x0 = input + (oy0 * sh * in_w + ox0 * sw) * k;
         const int8_t *x1 = input + (oy1 * sh * in_w + ox1 * sw) * k;
+        if (buf != NULL) { /* stride 1: the two pixels are consecutive */
+            x0 = mcu_cmsis_1x1_mve_source(x0, 2, k, buf);
+            x1 = x0 + k;
+        }
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
                                 output + n * out_c, output + (n + 1) * out_c, k, offset);
     }
     if (n < pixels) {
         const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
         const int32_t oy = n / out_w, ox = n - oy * out_w;
-        mcu_cmsis_mve_matvec(input + (oy * sh * in_w + ox * sw) * k, weights, k, out_c, bias, multiplier, shift, &o,
-                             output + n * out_c, 1, offset);
+        const int8_t *x = mcu_cmsis_1x1_mve_source(input + (oy * sh * in_w + ox * sw) * k, 1, k, buf);
+        mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, offset);
     }
 }
 
-/** 1x1 convolution: each input pixel (read in place) times the [out_c][in_c] weights. */
+/** 1x1 convolution: each input pixel (read in place) times the [out_c][in_c] weights; with `buf`
+    (stride 1) two pixels at a time copied to buf first (mcu_cmsis_1x1_mve_source). */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pixels(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int right_only, const int offset)
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int right_only,
+    const int offset)
 {
     const int32_t in_c = p->in_c, out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
     const int32_t step_x = p->stride_w * in_c, step_y = p->stride_h * p->in_w * in_c;
     const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+    if (buf != NULL) {
+        const int32_t pixels = out_h * out_w;
+        for (int32_t n = 0; n < pixels; n += 2) {
+            const int32_t m = pixels - n < 2 ? pixels - n : 2;
+            const int8_t *x = mcu_cmsis_1x1_mve_source(input + n * in_c, m, in_c, buf);
+            for (int32_t i = 0; i < m; i++) {
+                mcu_cmsis_mve_matvec(x + i * in_c, weights, in_c, out_c, bias, multiplier, shift, &o,
+                                     output + (n + i) * out_c, right_only, offset);
+            }
+        }
+        return;
+    }
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int8_t *x = input + oy * step_y;
         for (int32_t ox = 0; ox < out_w; ox++, x += step_x, output += out_c) {
@@ -714,7 +744,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pixel
 /** 1x1 convolution with one weight layout (offset: a compile-time constant). */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_s8_mve_layout(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, const int offset)
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int offset)
 {
     if (mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
 #if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
@@ -722,44 +752,44 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_s8_mve_la
             switch (p->in_c) {
             case 8:
                 if (!offset) { /* the k = 8 kernel reads the plain layout only */
-                    mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 8, 0);
+                    mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0);
                     return;
                 }
                 break;
             case 16:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 16, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 16, offset);
                 return;
             case 32:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 32, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 32, offset);
                 return;
             case 64:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 64, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 64, offset);
                 return;
             case 128:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 128, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 128, offset);
                 return;
             case 256:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, 256, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 256, offset);
                 return;
             default:
                 break;
             }
         }
 #endif
-        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 1, offset);
+        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 1, offset);
     } else {
-        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, 0, offset);
+        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 0, offset);
     }
 }
 
 static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const mcu_cmsis_conv_params *p, const int8_t *input,
                                                const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
-                                               const int32_t *shift, int8_t *output)
+                                               const int32_t *shift, int8_t *buf, int8_t *output)
 {
     if (p->pair_offset) { /* the offset pair layout (never with in_c 8: the planner's minimum K) */
-        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, 1);
+        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, buf, 1);
     } else {
-        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, 0);
+        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, buf, 0);
     }
 }
 

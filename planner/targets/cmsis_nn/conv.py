@@ -76,28 +76,41 @@ def lower(call: Call, isa: str) -> Lowered:
                    overlap=common.raster_overlap(params, block=3, buffered=True))
 
 
-CHUNK = 6  # pixels the 1x1 kernel's plain C and Helium paths copy to scratch at a time (its DSP scratch holds six)
+CHUNK = 6  # pixels the 1x1 kernel's plain C path copies to scratch at a time (its DSP scratch holds six)
 
 
 def overlap_1x1(p: dict, isa: str = DEFAULT_ISA) -> Overlap | None:
     """Unbuffered pairs (plain C, Helium) keep the output two pixels below the input; with stride 1,
-    `chunk` pixels copied to scratch before their outputs are written (buffered, like the DSP
-    path's three widened pixels) let it lie as high as the input (planner/overlap.py's
-    conv_1x1_orders), for a copy and a call per chunk."""
+    input pixels copied to scratch before their outputs are written (plain C: `chunk` at a time and
+    a call each; Helium: every pair, inside one call; both buffered, like the DSP path's three
+    widened pixels) let it lie as high as the input (planner/overlap.py's conv_1x1_orders)."""
     free = common.raster_overlap(p, block=2, buffered=False)
     buffered = common.raster_overlap(p, block=CHUNK, buffered=True)
     if (p["stride_h"], p["stride_w"]) != (1, 1) or buffered is None or (free and free.max_shift >= buffered.max_shift):
         return free
-    pixels = p["out_h"] * p["out_w"]
-    cost = 0 if isa == "dsp" else -(-pixels // CHUNK) * CHUNK_CALL[isa] + pixels * p["in_c"] // 4  # DSP: its own three
+    cost = chunk_cost(p, isa)
     return Overlap(0, buffered.max_shift, needs=(("chunk", CHUNK),), without=free, cost_instructions=cost,
-                   cost=f"plain C and Helium: {CHUNK} input pixels at a time copied to scratch (about {cost:,} more "
+                   cost=f"plain C: {CHUNK} input pixels at a time copied to scratch, Helium: two (about {cost:,} more "
                    f"instructions)")
 
 
-# a chunk's copy set-up and call: on Helium its GEMM's set-up per call; plain C (KWS on mps2-an385:
-# +6,040 instructions for a 25x5x64 layer's 21 chunks and its 8,000 B copied) much less
-CHUNK_CALL = {"mve": 530, "plain": 200}
+def chunk_cost(p: dict, isa: str) -> int:
+    """The instructions the copies of overlap_1x1 add on `isa` (the DSP path widens its three pixels
+    into scratch anyway: none)."""
+    pixels, in_c = p["out_h"] * p["out_w"], p["in_c"]
+    if isa == "dsp":
+        return 0
+    if isa == "mve":  # per pair: a tail-predicated copy of 2 * in_c bytes, 16 a step
+        return -(-pixels // 2) * (MVE_PAIR_COPY + 2 * -(-2 * in_c // 16))
+    # plain C (KWS on mps2-an385: +6,040 instructions for a 25x5x64 layer's 21 chunks and its
+    # 8,000 B copied): a call and a memcpy per chunk
+    return -(-pixels // CHUNK) * PLAIN_CHUNK_CALL + pixels * in_c // 4
+
+
+PLAIN_CHUNK_CALL = 200
+# the copy's set-up and the pointer choice per pair (KWS on mps3-an547: +1,125 instructions for a
+# 25x5x64 layer's 63 pairs, 18 each)
+MVE_PAIR_COPY = 2
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
