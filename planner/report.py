@@ -64,7 +64,7 @@ def plan_json(compiled) -> dict[str, Any]:
                   "file_order_peak_bytes": prog.file_order_peak},
         "in_place": [{"out": c.out, "input": c.inp} for c in arena.constraints
                      if isinstance(c, InPlace) and (c.lo, c.hi) == (0, 0)],
-        "memory": _memory(prog, arena),
+        "memory": {**_memory(prog, arena), "merged": _merged(compiled)},
         "state_bytes": arena.state_bytes,
         "states": [{"name": n, "tensor": prog.buffers[n].label, "shape": list(prog.buffers[n].type.shape),
                     "dtype": prog.buffers[n].type.dtype, "offset": off, "size": prog.buffers[n].type.nbytes,
@@ -103,6 +103,25 @@ def _fused(prog) -> list[dict[str, Any]]:
              "instruction_cost": k.cost_instructions} for s, k in fused_steps(prog)]
 
 
+def _merged(compiled) -> list[dict[str, Any]]:
+    """Steps whose one kernel computes several TFLite ops (a composite, e.g. a convolution with the
+    residual ADD it feeds): the ops' intermediate tensors, which never exist in the arena (the
+    live-tensor bound above is already without them)."""
+    from mcuforge.ir.expr import Call, post_order
+
+    out = []
+    for step, b in enumerate(compiled.program.bindings):
+        if len(b.kernel.info.sources) < 2 or b.kernel.view:
+            continue
+        for f in functions(b):
+            body = compiled.module.functions[f].body
+            inner = [c for c in post_order(body) if isinstance(c, Call) and c is not body]
+            if inner:
+                out.append({"step": step, "kernel": b.kernel.function, "tflite": b.kernel.info.tflite,
+                            "hidden_bytes": sum(c.type.nbytes for c in inner)})
+    return out
+
+
 def _quant(q) -> dict[str, Any]:
     """A tensor's per-tensor quantization for the report (None, None when it has none or per channel)."""
     if q is None or q.per_channel:
@@ -123,6 +142,11 @@ def _memory_text(m: dict[str, Any]) -> str:
         lines.append(f"  step {f['step']:>3} {' -> '.join(f['tflite'])}: {f['rows']} row(s) at a time, line buffers "
                      f"{' + '.join(f'{n:,}' for n in f['line_bytes'])} B, {f['moved_bytes']:,} B moved, "
                      f"{f['kernel_calls']} kernel calls (about {f['instruction_cost']:,} more instructions)")
+    if m.get("merged"):
+        lines.append(f"merged:       {len(m['merged'])} step(s) compute several TFLite ops in one kernel (their "
+                     "intermediate tensors never exist)")
+    for f in m.get("merged", []):
+        lines.append(f"  step {f['step']:>3} {f['kernel']} [{f['tflite']}]: {f['hidden_bytes']:,} B never exist")
     return "\n".join(lines)
 
 

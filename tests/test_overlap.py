@@ -4,6 +4,7 @@ them and the --memory modes. Bit-exactness of overlapped plans: tests/test_host_
 plain and DSP paths, default `balanced` mode) and the QEMU runs below, with guard bytes."""
 
 import dataclasses
+import json
 import os
 import shutil
 
@@ -223,8 +224,12 @@ def test_memory_modes_and_report(ic, cli):
     assert proc.returncode == 0
     assert "memory:       balanced; live-tensor bound 33,824 B" in proc.stdout
     assert "[#2 CONV_2D, #3 ADD] complex, cmsis-nn:mcu_cmsis_conv2d_add_s8" in proc.stdout
+    assert "merged:       3 step(s) compute several TFLite ops in one kernel" in proc.stdout
+    assert "mcu_cmsis_conv2d_add_s8 [#2 CONV_2D, #3 ADD]: 16,384 B never exist" in proc.stdout
     proc = cli("plan", MLPERF_MODELS["ic"], "--memory", "fast", "--json")
     assert proc.returncode == 0 and '"overlaps": []' in proc.stdout
+    merged = json.loads(proc.stdout)["memory"]["merged"]
+    assert [(m["step"], m["hidden_bytes"]) for m in merged] == [(2, 16_384), (5, 8_192), (8, 4_096)]
     proc = cli("plan", MLPERF_MODELS["ic"], "--memory", "tiny")
     assert proc.returncode == 2 and "invalid choice: 'tiny'" in proc.stderr
 
