@@ -130,13 +130,15 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
     (planner/fusion.py: min and balanced; balanced within `budget` instructions, the overlaps
     getting what the fusions leave of it); returns the program (fused, with the kernel parameters
     the used overlaps need set) and its plan."""
-    def planner(m: str) -> Callable[[Program], tuple[Program, ArenaPlan]]:
-        return lambda p: _plan_overlaps(p, algorithms, m, max(budget - fusion_cost(p), 0))
+    def planner(m: str, quick: bool = False) -> Callable[[Program], tuple[Program, ArenaPlan]]:
+        return lambda p: _plan_overlaps(p, algorithms, m, max(budget - fusion_cost(p), 0), quick)
 
-    return choose_fusions(program, planner(mode), mode, budget, planner("balanced"))
+    # the search compares arenas only: `min` skips the search for overlaps its arena does not need
+    # (that lowers their instruction cost, never the arena), done once on the chosen program
+    return choose_fusions(program, planner(mode, quick=True), mode, budget, planner("balanced", quick=True), planner(mode))
 
 
-def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", budget: int = 0
+def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", budget: int = 0, quick: bool = False
                    ) -> tuple[Program, ArenaPlan]:
     """Plan the arena in a memory mode; returns the program with the kernel parameters the used
     overlaps need (Overlap.needs) set, and its plan.
@@ -144,7 +146,8 @@ def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", bu
     fast: no Overlap declaration used. min: every declaration that needs no parameter (no
     instruction cost), and those that do except each the arena stays as small without. balanced:
     the same, then while those cost more than `budget` instructions together (their
-    Overlap.cost_instructions), the one whose loss grows the arena least dropped."""
+    Overlap.cost_instructions), the one whose loss grows the arena least dropped. `quick` (min
+    only): every declaration used, none dropped (an arena no smaller, for fewer plans)."""
     if mode not in MEMORY_MODES:
         raise ModelError(f"unknown memory mode '{mode}'; known: {', '.join(MEMORY_MODES)}")
     costly = {s for s, b in enumerate(program.bindings) if b.kernel.overlap is not None and b.kernel.overlap.needs}
@@ -163,7 +166,7 @@ def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", bu
     if mode != "fast" and costly:
         keep = set(costly)
         best = attempt(keep)
-        for step in sorted(costly):  # drop what the arena does not need
+        for step in sorted(costly) if not quick else ():  # drop what the arena does not need
             trial = attempt(keep - {step})
             if trial.arena_bytes <= best.arena_bytes:
                 best, keep = trial, keep - {step}

@@ -244,12 +244,14 @@ def fused_steps(program) -> list[tuple[int, FusedCall]]:
     return [(s, b.kernel) for s, b in enumerate(program.bindings) if isinstance(b.kernel, FusedCall)]
 
 
-def choose_fusions(program, plan: Callable, mode: str, budget: int, balanced_plan: Callable | None = None):
+def choose_fusions(program, plan: Callable, mode: str, budget: int, balanced_plan: Callable | None = None,
+                   final: Callable | None = None):
     """Fuse where it lowers the arena: repeatedly, the fusion of two neighbouring steps that
     shrinks the planned arena most (`plan(program) -> (program, ArenaPlan)`), while one does;
     `balanced`: only while the fusions' instructions stay within `budget`; `fast`: none. The
     search is greedy: `min` also plans the fusions the same search finds with `balanced_plan`
-    (the costly overlaps left to the budget: other peaks), and keeps the smaller arena."""
+    (the costly overlaps left to the budget: other peaks), and keeps the smaller arena. `final`:
+    how the chosen program is planned at the end (default `plan`)."""
     unfused = plan(program)
     if mode == "fast":
         return unfused
@@ -258,6 +260,8 @@ def choose_fusions(program, plan: Callable, mode: str, budget: int, balanced_pla
         other = plan(_unneeded(_greedy(program, balanced_plan, None)[0], program))
         if other[1].arena_bytes < best[1].arena_bytes:
             best = other
+    if final is not None and final is not plan:
+        best = final(_unneeded(best[0], program))
     # the classic live-tensor bound is the model's: its intermediate tensors all there
     return best[0], replace(best[1], live_bound=unfused[1].live_bound)
 

@@ -116,7 +116,7 @@ ALGORITHMS: dict[str, Callable[[Problem], dict[str, int]]] = {
 
 def plan_memory(buffers: Sequence[Buffer], constraints: Iterable[Constraint] = (),
                 algorithms: Iterable[str] | None = None) -> MemoryPlan:
-    """Run the named algorithms (default: all), check each plan, keep the smallest arena.
+    """Run the named algorithms (default: all), keep the smallest arena, and check that plan.
 
     An algorithm that declines the problem (NotApplicable: the exact search on a big one) is skipped;
     `MemoryPlan.arenas` lists those that ran."""
@@ -133,12 +133,11 @@ def plan_memory(buffers: Sequence[Buffer], constraints: Iterable[Constraint] = (
         except NotApplicable:  # the exact search on a problem too big for it
             continue
         arena = max((offsets[b.name] + b.size for b in buffers), default=0)
-        plan = MemoryPlan(offsets, arena, name, problem.bound)
-        check_plan(buffers, constraints, plan)
-        plans.append(plan)
+        plans.append(MemoryPlan(offsets, arena, name, problem.bound))
     if not plans:
         raise PlanError(f"none of the algorithms {names} applies to this problem")
     best = min(plans, key=lambda p: (p.arena_bytes, p.algorithm))
+    check_plan(buffers, constraints, best)
     return replace(best, arenas={p.algorithm: p.arena_bytes for p in plans})
 
 
