@@ -469,6 +469,9 @@ CASES = {
     # short last block, stride 2 and padding (blocks' windows start inside the input: negative pads
     # on Helium), either operand order, clamps on both, offset and plain pair layouts
     "conv_add_3x3_ic16_oc16_32px": lambda r: conv_add(r, (8, 9), 16, 16, (3, 3)),
+    # blocks of six pixels across rows of five, the last block odd (35 pixels): Helium's pairs from
+    # the block's first pixel, its odd last pixel alone
+    "conv_add_3x3_ic16_oc32_s2_odd_blocks": lambda r: conv_add(r, (13, 9), 16, 32, (3, 3), stride=(2, 2)),
     "conv_add_3x3_ic5_oc7_s2_relu_first": lambda r: conv_add(r, (11, 13), 5, 7, (3, 3), stride=(2, 2), act="RELU"),
     "conv_add_3x3_ic8_oc64_second_relu6": lambda r: conv_add(r, (5, 6), 8, 64, (3, 3), conv_first=False,
                                                              act="RELU6"),
