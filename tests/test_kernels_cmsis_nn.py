@@ -433,6 +433,9 @@ CASES = {
     "dw3x3_c9_mult6_s2": lambda r: dwconv(r, (9, 8), 9, 6, (3, 3), stride=(2, 2), bias=False),
     "dw3x3_c3_mult8_same": lambda r: dwconv(r, (6, 7), 3, 8, (3, 3), act="RELU"),
     "dw3x3_c21_mult7_valid": lambda r: dwconv(r, (5, 5), 21, 7, (3, 3), padding="VALID"),
+    # multiples of four: the last twelve channels in one pass (Helium), after sixteen or alone
+    "dw3x3_c3_mult4_same": lambda r: dwconv(r, (8, 7), 3, 4, (3, 3)),
+    "dw3x3_c7_mult4_s2_relu6": lambda r: dwconv(r, (9, 10), 7, 4, (3, 3), stride=(2, 2), act="RELU6"),
     # small maps pixel by pixel (DSP), with a partial group; Helium's column path on many rows
     "dw3x3_c18_pixels": lambda r: dwconv(r, (6, 6), 18, 1, (3, 3)),
     "dw3x3_c40_tall_columns": lambda r: dwconv(r, (20, 6), 40, 1, (3, 3)),

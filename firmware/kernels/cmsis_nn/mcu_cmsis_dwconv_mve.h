@@ -7,9 +7,10 @@
  *
  * Pixel path (every layer it takes): output pixel by pixel, its taps at fixed offsets from its
  * window's first input byte (a border pixel's own offsets, a tap outside the input reaching a pad
- * row of the input zero point in scratch), then its channels sixteen (then eight, then four) at a
- * time in vectors of four 32-bit lanes: per tap a widening load of the four channels' inputs (or,
- * with a multiple-of-four depth multiplier, one input byte broadcast by VMLA; with another one
+ * row of the input zero point in scratch), then its channels sixteen (then twelve with a
+ * multiple-of-four depth multiplier, or eight, then four) at a time in vectors of four 32-bit
+ * lanes: per tap a widening load of the four channels' inputs (or, with a multiple-of-four depth
+ * multiplier, one input byte broadcast by VMLA; with another one
  * above 1, eight channels at a time, each lane's input byte gathered) and of their weights, VMUL
  * and VADD (Helium has no vector-by-vector multiply-accumulate), from the bias folded with the
  * input zero point (folded_bias: a padded tap's x * w cancels), in assembly for sixteen and eight
@@ -217,7 +218,7 @@ static inline int32x4_t mcu_cmsis_dw_mve_requantize(int32x4_t x, const int32_t *
     return vminq_s32(vmaxq_s32(x, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
 }
 
-/** N (compile time: 16 or 8, or 4 for the last channels, predicated by pred) output channels from c
+/** N (compile time: 16, 12 (MCU_DW_M4) or 8, or 4 for the last channels, predicated by pred) output channels from c
     of the pixel whose taps are at the addresses base + off[0..taps), in vectors of four channels;
     MODE (compile time): MCU_DW_M1, depth multiplier 1 (a vector reads four input channels),
     MCU_DW_M4, a multiple of four (a vector's channels read one input channel, broadcast),
@@ -354,7 +355,11 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
                     mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0,
                                               out, recip, 16, MODE);
                 }
-                if (c + 8 <= out_c) {
+                if (MODE == MCU_DW_M4 && c + 12 <= out_c) { /* one pass over the taps for the last twelve */
+                    mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0,
+                                              out, recip, 12, MODE);
+                    c += 12;
+                } else if (c + 8 <= out_c) {
                     mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0,
                                               out, recip, 8, MODE);
                     c += 8;
