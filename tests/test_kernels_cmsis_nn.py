@@ -424,6 +424,18 @@ CASES = {
     "dw5x5_c1_mult3_s1x2_wide": lambda r: dwconv(r, (9, 37), 1, 3, (5, 5), stride=(1, 2), act="RELU6"),
     "dw7x7_c1_mult4_over48": lambda r: dwconv(r, (10, 9), 1, 4, (7, 7)),
     "dw3x3_c4_mult4": lambda r: dwconv(r, (9, 9), 4, 4, (3, 3)),
+    # depth multipliers that are neither 1 nor a multiple of four (Helium: each lane's input channel
+    # gathered), odd channel counts, stride 2, padding, dilation, more than sixteen channels
+    "dw3x3_c16_mult2_s2_same": lambda r: dwconv(r, (11, 10), 16, 2, (3, 3), stride=(2, 2)),
+    "dw3x3_c7_mult2_valid": lambda r: dwconv(r, (8, 9), 7, 2, (3, 3), padding="VALID", act="RELU6"),
+    "dw3x3_c5_mult3_same": lambda r: dwconv(r, (7, 6), 5, 3, (3, 3)),
+    "dw5x5_c3_mult5_s2_dil": lambda r: dwconv(r, (13, 12), 3, 5, (5, 5), stride=(2, 2), dil=(1, 2)),
+    "dw3x3_c9_mult6_s2": lambda r: dwconv(r, (9, 8), 9, 6, (3, 3), stride=(2, 2), bias=False),
+    "dw3x3_c3_mult8_same": lambda r: dwconv(r, (6, 7), 3, 8, (3, 3), act="RELU"),
+    "dw3x3_c21_mult7_valid": lambda r: dwconv(r, (5, 5), 21, 7, (3, 3), padding="VALID"),
+    # multiples of four: the last twelve channels in one pass (Helium), after sixteen or alone
+    "dw3x3_c3_mult4_same": lambda r: dwconv(r, (8, 7), 3, 4, (3, 3)),
+    "dw3x3_c7_mult4_s2_relu6": lambda r: dwconv(r, (9, 10), 7, 4, (3, 3), stride=(2, 2), act="RELU6"),
     # small maps pixel by pixel (DSP), with a partial group; Helium's column path on many rows
     "dw3x3_c18_pixels": lambda r: dwconv(r, (6, 6), 18, 1, (3, 3)),
     "dw3x3_c40_tall_columns": lambda r: dwconv(r, (20, 6), 40, 1, (3, 3)),
@@ -460,6 +472,9 @@ CASES = {
     # short last block, stride 2 and padding (blocks' windows start inside the input: negative pads
     # on Helium), either operand order, clamps on both, offset and plain pair layouts
     "conv_add_3x3_ic16_oc16_32px": lambda r: conv_add(r, (8, 9), 16, 16, (3, 3)),
+    # blocks of six pixels across rows of five, the last block odd (35 pixels): Helium's pairs from
+    # the block's first pixel, its odd last pixel alone
+    "conv_add_3x3_ic16_oc32_s2_odd_blocks": lambda r: conv_add(r, (13, 9), 16, 32, (3, 3), stride=(2, 2)),
     "conv_add_3x3_ic5_oc7_s2_relu_first": lambda r: conv_add(r, (11, 13), 5, 7, (3, 3), stride=(2, 2), act="RELU"),
     "conv_add_3x3_ic8_oc64_second_relu6": lambda r: conv_add(r, (5, 6), 8, 64, (3, 3), conv_first=False,
                                                              act="RELU6"),

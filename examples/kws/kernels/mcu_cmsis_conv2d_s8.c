@@ -394,25 +394,6 @@ static void mat_mult_2cols(const mcu_cmsis_conv_params *p, const int8_t *weights
 }
 #endif /* the DSP / plain paths' helpers */
 
-#if defined(MCU_CMSIS_USE_MVE)
-/** Helium: output pixels [first, end) as rectangles of one row each, every one a convolution of its
-    own (the window origin moved by negative padding: the kernels take any pad_top / pad_left). */
-static void conv_range_mve(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
-                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *scratch,
-                           int8_t *output, int32_t first, int32_t end)
-{
-    for (int32_t n = first; n < end;) {
-        const int32_t y = n / p->out_w, x = n % p->out_w;
-        const int32_t w = end - n < p->out_w - x ? end - n : p->out_w - x;
-        mcu_cmsis_conv_params q = *p;
-        q.out_h = 1, q.out_w = w, q.first = 0, q.count = 0;
-        q.pad_top = p->pad_top - y * p->stride_h, q.pad_left = p->pad_left - x * p->stride_w;
-        mcu_cmsis_conv2d_s8_mve(&q, input, weights, bias, multiplier, shift, scratch, output + (n - first) * p->out_c);
-        n += w;
-    }
-}
-#endif
-
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
                          const int32_t *bias, const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                          int16_t *scratch, int8_t *output)
@@ -422,11 +403,7 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int32_t end = p->count > 0 ? p->first + p->count : p->out_h * p->out_w;
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
-    if (p->count > 0) {
-        conv_range_mve(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output, first, end);
-        return;
-    }
-    mcu_cmsis_conv2d_s8_mve(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output);
+    mcu_cmsis_conv2d_s8_mve(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output, first, end);
 #else
     const int32_t k = p->k_h * p->k_w * p->in_c;
     const int32_t out_w = p->out_w;

@@ -4,7 +4,7 @@
  * DSP path (Cortex-M4/M7/M33): mcu_cmsis_dwconv_dsp.h (a line cache of widened input in scratch,
  * blocks of four output pixels; small maps pixel by pixel, mcu_cmsis_dw3x3_dsp.h). Helium path
  * (Cortex-M55/M85): mcu_cmsis_dwconv_mve.h. Plain C path (the readable reference, and Helium
- * builds for depth multipliers other than 1 and multiples of four): every output pixel through
+ * builds for the rare depth multipliers whose gather offsets mcu_cmsis_dw_mve_gather_recip refuses): every output pixel through
  * mcu_cmsis_dw_pixel (mcu_cmsis_dwconv_pixel.h), which skips the taps outside the input; 3x3
  * filters with depth multiplier 1 take the nine taps unrolled where the window lies inside the
  * input. With p->lag, the pixel paths write through a ring (mcu_cmsis_dw_lag_out), the output

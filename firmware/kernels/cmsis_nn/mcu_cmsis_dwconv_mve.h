@@ -1,17 +1,20 @@
 /*
- * Helium (MVE) path of mcu_cmsis_dwconv2d_s8: depth multiplier 1 or a multiple of four, and one
- * input channel; any filter, stride, dilation and padding; other depth multipliers take the plain
- * C path. One input channel (up to 48 taps, filters up to 17 rows): mcu_cmsis_dw_mve_in1_mode below
+ * Helium (MVE) path of mcu_cmsis_dwconv2d_s8: any depth multiplier (but for a rare few, see
+ * mcu_cmsis_dw_mve_gather_recip, which take the plain C path), filter, stride, dilation and
+ * padding. One input channel (up to 48 taps, filters up to 17 rows): mcu_cmsis_dw_mve_in1_mode below
  * (the rows an output row reads copied into a band, transposed so that each window is one run of
  * bytes; per channel a VMLADAV dot product of the window with the channel's weights).
  *
  * Pixel path (every layer it takes): output pixel by pixel, its taps at fixed offsets from its
  * window's first input byte (a border pixel's own offsets, a tap outside the input reaching a pad
- * row of the input zero point in scratch), then its channels sixteen (then eight, then four) at a
- * time in vectors of four 32-bit lanes: per tap a widening load of the four channels' inputs (or,
- * with a depth multiplier, one input byte broadcast by VMLA) and of their weights, VMUL and VADD
- * (Helium has no vector-by-vector multiply-accumulate), from the bias folded with the input zero
- * point (folded_bias: a padded tap's x * w cancels), in assembly for sixteen and eight channels;
+ * row of the input zero point in scratch), then its channels sixteen (then twelve with a
+ * multiple-of-four depth multiplier, or eight, then four) at a time in vectors of four 32-bit
+ * lanes: per tap a widening load of the four channels' inputs (or, with a multiple-of-four depth
+ * multiplier, one input byte broadcast by VMLA; with another one
+ * above 1, eight channels at a time, each lane's input byte gathered) and of their weights, VMUL
+ * and VADD (Helium has no vector-by-vector multiply-accumulate), from the bias folded with the
+ * input zero point (folded_bias: a padded tap's x * w cancels), in assembly for sixteen and eight
+ * channels with depth multiplier 1;
  * the requantization is TFLM's, four lanes at once (mcu_cmsis_mve.h).
  *
  * Column path (3x3 filters, depth multiplier 1, the rows whose windows lie inside the input
@@ -194,8 +197,11 @@ struct mcu_cmsis_dw_mve_scratch {
     int32_t *rel; /* a border pixel's: to its taps inside, or to the pad row */
     int8_t *pad;
     int8_t *ring; /* with a lag (p->lag): mcu_cmsis_dw_lag_out, after the pad row */
+    uint32_t recip; /* MCU_DW_GATHER: ceil(2^16 / depth multiplier) */
 };
 typedef struct mcu_cmsis_dw_mve_scratch mcu_cmsis_dw_mve_scratch; /* not a parameter struct */
+
+enum { MCU_DW_M1, MCU_DW_M4, MCU_DW_GATHER }; /* mcu_cmsis_dw_mve_channels' modes: see there */
 
 /** Requantization of four lanes of channels [c, c + 4) (TFLM's), plus the output offset, clamped;
     predicated loads of the multipliers and shifts (p: the lanes in the layer). */
@@ -212,29 +218,33 @@ static inline int32x4_t mcu_cmsis_dw_mve_requantize(int32x4_t x, const int32_t *
     return vminq_s32(vmaxq_s32(x, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
 }
 
-/** N (compile time: 16 or 8, or 4 for the last channels, predicated by pred) output channels from c of the
-    pixel whose taps are at the addresses base + off[0..taps), in vectors of four channels; MULT4 (compile time): the
-    depth multiplier is a multiple of four (a vector's channels read one input channel, broadcast),
-    else it is 1 (a vector reads four input channels). Full vectors are not predicated: Helium has
+/** N (compile time: 16, 12 (MCU_DW_M4) or 8, or 4 for the last channels, predicated by pred) output channels from c
+    of the pixel whose taps are at the addresses base + off[0..taps), in vectors of four channels;
+    MODE (compile time): MCU_DW_M1, depth multiplier 1 (a vector reads four input channels),
+    MCU_DW_M4, a multiple of four (a vector's channels read one input channel, broadcast),
+    MCU_DW_GATHER, any other (each lane's input channel gathered, VLDRB.S32 at a vector of offsets:
+    ch / mult for the lane's channel ch, from recip). Full vectors are not predicated: Helium has
     one predicate register, and each predicated load needs its VPST. */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
     const mcu_cmsis_dw_conv_params *p, uintptr_t base, const int32_t *off, int32_t taps, const int8_t *weights,
     const int32_t *folded_bias, const int32_t *multiplier, const int32_t *shift, int32_t c, mve_pred16_t pred,
-    int8_t *out, const int N, const int MULT4)
+    int8_t *out, uint32_t recip, const int N, const int MODE)
 {
     const int32_t out_c = p->out_c, mult = p->depth_multiplier;
     int32x4_t a[4];
-    int32_t in[4] = {0, 0, 0, 0}; /* MULT4: each vector's input channel */
+    int32_t in[4] = {0, 0, 0, 0}; /* MCU_DW_M4: each vector's input channel */
+    uint32x4_t g[4];              /* MCU_DW_GATHER: each vector's lanes' input channels */
     MCU_CMSIS_DW_UNROLL
     for (int v = 0; v < N / 4; v++) {
         a[v] = N >= 8 ? vldrwq_s32(folded_bias + c + 4 * v) : vldrwq_z_s32(folded_bias + c, pred);
-        if (MULT4) {
-            in[v] = (c + 4 * v) / mult;
+        in[v] = MODE == MCU_DW_M4 ? (c + 4 * v) / mult : 0;
+        if (MODE == MCU_DW_GATHER) { /* ch / mult as (ch * recip) >> 16 (mcu_cmsis_dw_mve_gather_recip) */
+            g[v] = vshrq_n_u32(vmulq_n_u32(vidupq_n_u32((uint32_t)(c + 4 * v), 1), recip), 16);
         }
     }
     const int8_t *w = weights + c;
 #if !defined(__NO_INLINE__)
-    if (N >= 8 && !MULT4) { /* the taps in assembly: widening loads at constant offsets, no spills */
+    if (N >= 8 && MODE == MCU_DW_M1) { /* the taps in assembly: widening loads at constant offsets, no spills */
         const int32_t *tp = off;
         const int8_t *x;
         const uintptr_t bc = base + (uintptr_t)c;
@@ -282,8 +292,12 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
         MCU_CMSIS_DW_UNROLL
         for (int v = 0; v < N / 4; v++) {
             const int32x4_t wv = N >= 8 ? vldrbq_s32(w + 4 * v) : vldrbq_z_s32(w, pred);
-            if (MULT4) {
+            if (MODE == MCU_DW_M4) {
                 a[v] = vmlaq_n_s32(a[v], wv, x[in[v]]);
+            } else if (MODE == MCU_DW_GATHER) {
+                const int32x4_t xv =
+                    N >= 8 ? vldrbq_gather_offset_s32(x, g[v]) : vldrbq_gather_offset_z_s32(x, g[v], pred);
+                a[v] = vaddq_s32(a[v], vmulq_s32(xv, wv));
             } else { /* Helium multiplies lane by lane, then adds (no vector-by-vector VMLA) */
                 const int32x4_t xv = N >= 8 ? vldrbq_s32(x + c + 4 * v) : vldrbq_z_s32(x + c, pred);
                 a[v] = vaddq_s32(a[v], vmulq_s32(xv, wv));
@@ -307,10 +321,11 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_channels(
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
     const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *folded_bias,
     const int32_t *multiplier, const int32_t *shift, const mcu_cmsis_dw_mve_scratch *s, int8_t *output,
-    const int MULT4)
+    const int MODE)
 {
     const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c, out_h = p->out_h, out_w = p->out_w;
     const int32_t out_c = p->out_c, k_h = p->k_h, k_w = p->k_w, dil_h = p->dil_h, dil_w = p->dil_w;
+    const uint32_t recip = MODE == MCU_DW_GATHER ? s->recip : 0;
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int32_t iy0 = oy * p->stride_h - p->pad_top;
         for (int32_t ox = 0; ox < out_w; ox++) {
@@ -330,18 +345,29 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_pixels_mode(
             }
             int8_t *out = mcu_cmsis_dw_lag_out(p, s->ring, output, oy * out_w + ox);
             int32_t c = 0;
-            for (; c + 16 <= out_c; c += 16) {
-                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out,
-                                          16, MULT4);
-            }
-            if (c + 8 <= out_c) {
-                mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0, out,
-                                          8, MULT4);
-                c += 8;
+            if (MODE == MCU_DW_GATHER) { /* eight at a time: the offsets take registers */
+                for (; c + 8 <= out_c; c += 8) {
+                    mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0,
+                                              out, recip, 8, MODE);
+                }
+            } else {
+                for (; c + 16 <= out_c; c += 16) {
+                    mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0,
+                                              out, recip, 16, MODE);
+                }
+                if (MODE == MCU_DW_M4 && c + 12 <= out_c) { /* one pass over the taps for the last twelve */
+                    mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0,
+                                              out, recip, 12, MODE);
+                    c += 12;
+                } else if (c + 8 <= out_c) {
+                    mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c, 0,
+                                              out, recip, 8, MODE);
+                    c += 8;
+                }
             }
             for (; c < out_c; c += 4) {
                 mcu_cmsis_dw_mve_channels(p, base, off, k_h * k_w, weights, folded_bias, multiplier, shift, c,
-                                          vctp32q((uint32_t)(out_c - c)), out, 4, MULT4);
+                                          vctp32q((uint32_t)(out_c - c)), out, recip, 4, MODE);
             }
         }
     }
@@ -353,7 +379,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_m1(const mcu_cmsis
                                                                  const int32_t *shift,
                                                                  const mcu_cmsis_dw_mve_scratch *s, int8_t *output)
 {
-    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, 0);
+    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, MCU_DW_M1);
 }
 
 __attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_m4(const mcu_cmsis_dw_conv_params *p,
@@ -362,7 +388,16 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_m4(const mcu_cmsis
                                                                  const int32_t *shift,
                                                                  const mcu_cmsis_dw_mve_scratch *s, int8_t *output)
 {
-    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, 1);
+    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, MCU_DW_M4);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_pixels_gather(const mcu_cmsis_dw_conv_params *p,
+                                                                     const int8_t *input, const int8_t *weights,
+                                                                     const int32_t *folded_bias,
+                                                                     const int32_t *multiplier, const int32_t *shift,
+                                                                     const mcu_cmsis_dw_mve_scratch *s, int8_t *output)
+{
+    mcu_cmsis_dw_mve_pixels_mode(p, input, weights, folded_bias, multiplier, shift, s, output, MCU_DW_GATHER);
 }
 
 #if !defined(__NO_INLINE__) /* -O0: gcc cannot give the assembly its eight vector registers */
@@ -530,15 +565,26 @@ static inline int mcu_cmsis_dw_mve_in1_fits(const mcu_cmsis_dw_conv_params *p)
     return p->in_c == 1 && p->k_h * p->k_w <= 48 && p->k_h <= 17 && (p->k_w - 1) * p->dil_w * p->k_h + p->k_h <= 256;
 }
 
-/** The Helium path, depth multiplier 1 or a multiple of four (else returns 0, having done
-    nothing): the column path for the rows it suits (see the top of this file), the pixel path for
-    every other row. */
+/** The gather mode's reciprocal of the depth multiplier, ceil(2^16 / mult), if (ch * it) >> 16 is
+    ch / mult for every channel ch < out_c (ch * e < 2^16 for its error e = it * mult - 2^16 and the
+    product within 32 bits), else 0. */
+static inline uint32_t mcu_cmsis_dw_mve_gather_recip(int32_t mult, int32_t out_c)
+{
+    const uint32_t recip = (65536u + (uint32_t)mult - 1u) / (uint32_t)mult, e = recip * (uint32_t)mult - 65536u;
+    return out_c + 3 < 65536 && (uint64_t)(out_c + 3) * e < 65536u ? recip : 0;
+}
+
+/** The Helium path, depth multiplier 1, a multiple of four or any other whose channels
+    mcu_cmsis_dw_mve_gather_recip serves (else returns 0, having done nothing): the column path for
+    the rows it suits (see the top of this file), the pixel path for every other row. */
 static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                           const int8_t *weights, const int32_t *bias, const int32_t *folded_bias,
                                           const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
                                           int32_t *scratch, int8_t *output)
 {
     const int32_t mult = p->depth_multiplier;
+    mcu_cmsis_dw_mve_scratch s;
+    s.recip = mult == 1 || mult % 4 == 0 ? 0 : mcu_cmsis_dw_mve_gather_recip(mult, p->out_c);
 #if !defined(__NO_INLINE__)
     if (mcu_cmsis_dw_mve_in1_fits(p)) {
         const int32_t nv = (p->k_h * p->k_w + 15) / 16;
@@ -547,10 +593,9 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
         return 1;
     }
 #endif
-    if (mult != 1 && mult % 4 != 0) {
+    if (mult != 1 && mult % 4 != 0 && s.recip == 0) {
         return 0;
     }
-    mcu_cmsis_dw_mve_scratch s;
     const int32_t taps = p->k_h * p->k_w;
     s.off = scratch;
     s.rel = scratch + taps;
@@ -591,8 +636,10 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
 #endif
     if (mult == 1) {
         mcu_cmsis_dw_mve_pixels_m1(p, input, weights, folded_bias, multiplier, shift, &s, output);
-    } else {
+    } else if (mult % 4 == 0) {
         mcu_cmsis_dw_mve_pixels_m4(p, input, weights, folded_bias, multiplier, shift, &s, output);
+    } else {
+        mcu_cmsis_dw_mve_pixels_gather(p, input, weights, folded_bias, multiplier, shift, &s, output);
     }
     if (p->lag > 0) {
         mcu_cmsis_dw_lag_flush(p, s.ring, output);

@@ -437,18 +437,20 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2(const in
 
 #endif
 
-/** Convolution through im2col, one output pixel at a time: its column (in scratch) times the
-    [out_c][k] weights. */
+/** Convolution through im2col, output pixels [first, end) (raster order) one at a time: its column
+    (in scratch) times the [out_c][k] weights; pixel n written at output + (n - first) * out_c. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, const int right_only,
-    const int offset)
+    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, int32_t first, int32_t end,
+    const int right_only, const int offset)
 {
     const int32_t k = p->k_h * p->k_w * p->in_c;
-    const int32_t out_h = p->out_h, out_w = p->out_w, out_c = p->out_c;
+    const int32_t out_w = p->out_w, out_c = p->out_c;
     const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
-    for (int32_t oy = 0; oy < out_h; oy++) {
-        for (int32_t ox = 0; ox < out_w; ox++, output += out_c) {
+    const int32_t y0 = first / out_w, y1 = (end - 1) / out_w; /* rows [y0, y1], the first and last partly */
+    for (int32_t oy = y0; oy <= y1; oy++) {
+        const int32_t x1 = oy == y1 ? end - y1 * out_w : out_w;
+        for (int32_t ox = oy == y0 ? first - y0 * out_w : 0; ox < x1; ox++, output += out_c) {
             mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
             mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, right_only, offset);
         }
@@ -456,18 +458,19 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
 }
 
 #if !defined(__NO_INLINE__)
-/** Convolution, two output pixels at a time: their columns interleaved in scratch (in_c % 16 == 0,
-    out_c % 4 == 0, every shift <= 0); an odd last pixel alone. */
+/** Convolution of output pixels [first, end), two at a time: their columns interleaved in scratch
+    (in_c % 16 == 0, out_c % 4 == 0, every shift <= 0); an odd last pixel alone. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pairs(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, const int offset)
+    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, int32_t first, int32_t end,
+    const int offset)
 {
     const int32_t k = p->k_h * p->k_w * p->in_c;
-    const int32_t out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
+    const int32_t out_w = p->out_w, out_c = p->out_c;
     const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
-    int32_t oy = 0, ox = 0; /* pixel n */
-    int32_t n = 0;
-    for (; n + 2 <= pixels; n += 2, output += 2 * out_c) {
+    int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
+    int32_t n = first;
+    for (; n + 2 <= end; n += 2, output += 2 * out_c) {
         mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 32);
         if (++ox == out_w) {
             ox = 0, oy++;
@@ -479,7 +482,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pairs(
         mcu_cmsis_mve_matvec2(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, output + out_c,
                               offset);
     }
-    if (n < pixels) {
+    if (n < end) {
         mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
         mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, offset);
     }
@@ -487,29 +490,33 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pairs(
 
 #endif
 
-static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
-                                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                           int8_t *scratch, int8_t *output)
+/** Output pixels [first, end) of the convolution (raster order), pixel n written at
+    output + (n - first) * out_c: the whole map, or a block of mcu_cmsis_conv2d_s8's first/count. */
+static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_cmsis_conv_params *p,
+                                                                      const int8_t *input, const int8_t *weights,
+                                                                      const int32_t *bias, const int32_t *multiplier,
+                                                                      const int32_t *shift, int8_t *scratch,
+                                                                      int8_t *output, int32_t first, int32_t end)
 {
     const int off = p->pair_offset != 0;
     if (!mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
         if (off) {
-            mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 0, 1);
+            mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 0, 1);
         } else {
-            mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 0, 0);
+            mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 0, 0);
         }
 #if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
     } else if (p->in_c % 16 == 0 && p->out_c % 4 == 0) {
         if (off) {
-            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, 1);
+            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 1);
         } else {
-            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, 0);
+            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 0);
         }
 #endif
     } else if (off) {
-        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 1, 1);
+        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 1, 1);
     } else {
-        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, 1, 0);
+        mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 1, 0);
     }
 }
 
