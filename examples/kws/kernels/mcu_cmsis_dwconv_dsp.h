@@ -139,6 +139,14 @@ static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *in
     mcu_cmsis_dw_fill(line, i, span, zp2);
 }
 
+#if defined(__clang__)
+#define MCU_CMSIS_DW_UNROLL2 _Pragma("clang loop unroll_count(2)")
+#elif defined(__GNUC__)
+#define MCU_CMSIS_DW_UNROLL2 _Pragma("GCC unroll 2")
+#else
+#define MCU_CMSIS_DW_UNROLL2
+#endif
+
 /** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
     per channel one word, position 2j in the bottom lane. */
 static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
@@ -172,6 +180,7 @@ static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_dw_view *v, const int8_t *i
         mcu_cmsis_dw_pack_pairs(q0, q1, line + 4 * j);
     }
     const int8_t *in = x + (2 * lo - pad) * step;
+    MCU_CMSIS_DW_UNROLL2
     for (int32_t j = lo; j < hi; j++, in += 2 * step) {
         mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), line + 4 * j);
     }
@@ -743,6 +752,17 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "smlatb %[a3], %[q], %[u], %[a3]\n\t"                                                                             \
     "smlabt %[a2], %[r], %[v], %[a2]\n\t"                                                                             \
     "smlad %[a3], %[r], %[v], %[a3]\n\t"
+/* the same for filter line 0, every accumulator from a0 (the folded bias) */
+#define MCU_CMSIS_DW_PAIR_FIRST1(C)                                                                                  \
+    MCU_CMSIS_DW_PAIR_LOADS(C, 0)                                                                                     \
+    "smlatb %[a1], %[p], %[u], %[a0]\n\t"                                                                             \
+    "smlad %[a2], %[q], %[u], %[a0]\n\t"                                                                              \
+    "smlatb %[a3], %[q], %[u], %[a0]\n\t"                                                                             \
+    "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
+    "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
+    "smlad %[a1], %[q], %[v], %[a1]\n\t"                                                                              \
+    "smlabt %[a2], %[r], %[v], %[a2]\n\t"                                                                             \
+    "smlad %[a3], %[r], %[v], %[a3]\n\t"
 /* stride 2: pixels at pairs 0, 1, 2, 3 */
 #define MCU_CMSIS_DW_PAIR_ROW2(C, R)                                                                                 \
     MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                     \
@@ -756,6 +776,19 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
     "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
     "smlabt %[a3], %[q], %[v], %[a3]\n\t"
+#define MCU_CMSIS_DW_PAIR_FIRST2(C)                                                                                  \
+    MCU_CMSIS_DW_PAIR_LOADS(C, 0)                                                                                     \
+    "mov %[a3], %[a0]\n\t"                                                                                            \
+    "smlad %[a1], %[q], %[u], %[a0]\n\t"                                                                              \
+    "smlad %[a2], %[r], %[u], %[a0]\n\t"                                                                              \
+    "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
+    "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
+    "smlabt %[a1], %[r], %[v], %[a1]\n\t"                                                                             \
+    "ldr %[p], [%[x], #4*" #C "+48]\n\t"                                                                              \
+    "ldr %[q], [%[x], #4*" #C "+64]\n\t"                                                                              \
+    "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
+    "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
+    "smlabt %[a3], %[q], %[v], %[a3]\n\t"
 /* requantize accumulator a (doubled) with m in u, add in v, right in p; store at r */
 #define MCU_CMSIS_DW_PAIR_RQ(a)                                                                                      \
     "add %[x], %[v], %[" a "], asr #31\n\t"                                                                           \
@@ -763,20 +796,17 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "asr %[" a "], %[" a "], %[p]\n\t"                                                                                \
     "ssat %[" a "], #8, %[" a "]\n\t"                                                                                 \
     "strb %[" a "], [%[r]]\n\t"
-#define MCU_CMSIS_DW_PAIR_CHANNEL(C, ROW)                                                                            \
-    "ldr %[a0], [%[w], #40*" #C "]\n\t"                                                                               \
-    "mov %[a1], %[a0]\n\t"                                                                                            \
-    "mov %[a2], %[a0]\n\t"                                                                                            \
-    "mov %[a3], %[a0]\n\t" ROW(C, 0) ROW(C, 1) ROW(C, 2)                                                              \
+#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW)                                                                     \
+    "ldr %[a0], [%[w], #40*" #C "]\n\t" FIRST(C) ROW(C, 1) ROW(C, 2)                                                  \
     "ldr %[u], [%[w], #40*" #C "+28]\n\t"                                                                             \
     "ldr %[v], [%[w], #40*" #C "+32]\n\t"                                                                             \
     "ldr %[p], [%[w], #40*" #C "+36]\n\t"                                                                             \
     "ldr %[q], [%[job], #12]\n\t"                                                                                     \
     "add %[r], %[out], #" #C "\n\t" MCU_CMSIS_DW_PAIR_RQ("a0") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a1") \
     "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a2") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a3")
-#define MCU_CMSIS_DW_PAIR_BLOCK(ROW)                                                                                 \
-    __asm__ volatile(MCU_CMSIS_DW_PAIR_CHANNEL(0, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(1, ROW)                              \
-                         MCU_CMSIS_DW_PAIR_CHANNEL(2, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(3, ROW)                          \
+#define MCU_CMSIS_DW_PAIR_BLOCK(FIRST, ROW)                                                                          \
+    __asm__ volatile(MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW)                \
+                         MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW)            \
                      : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "=&r"(x), [u] "=&r"(u),   \
                        [v] "=&r"(v), [p] "=&r"(p), [q] "=&r"(q), [r] "=&r"(r)                                         \
                      : [w] "r"(w), [job] "r"(job), [out] "r"(out)                                                     \
@@ -790,9 +820,9 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_block(const 
 {
     int32_t a0, a1, a2, a3, x, u, v, p, q, r;
     if (S == 1) {
-        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_ROW1);
+        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1);
     } else {
-        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_ROW2);
+        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2);
     }
 }
 #else
