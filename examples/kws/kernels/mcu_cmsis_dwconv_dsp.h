@@ -852,14 +852,14 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(co
                                                                               int8_t *out, int32_t out_pos,
                                                                               int32_t step, const int S)
 {
-    intptr_t job[4]; /* words on the 32-bit targets, where the assembly reads them */
-    job[3] = step;
+    intptr_t job[4] = {(intptr_t)x0, (intptr_t)x1, (intptr_t)x2, step}; /* words where the assembly reads them */
+    const intptr_t next = (intptr_t)(8 * S * sizeof(int32_t)); /* four pixels on: cached position 4 * S */
     int32_t op = 0;
-    for (; op + 4 <= out_pos; op += 4) {
-        job[0] = (intptr_t)(x0 + 2 * S * op); /* cached position S * op, pair S * op / 2 */
-        job[1] = (intptr_t)(x1 + 2 * S * op);
-        job[2] = (intptr_t)(x2 + 2 * S * op);
-        mcu_cmsis_dw_pair_block(job, w, out + op * step, S);
+    for (int8_t *o = out; op + 4 <= out_pos; op += 4, o += 4 * step) {
+        mcu_cmsis_dw_pair_block(job, w, o, S);
+        job[0] += next;
+        job[1] += next;
+        job[2] += next;
     }
     const int32_t last = out_pos - 4;
     if (out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0)) {
