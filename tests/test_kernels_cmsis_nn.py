@@ -414,6 +414,14 @@ CASES = {
     "dw1x5_c8_wide": lambda r: dwconv(r, (8, 20), 8, 1, (1, 5)),
     "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
     "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
+    # the pair layout (DSP, 3x3 stride 1 along lines, an even number of positions along them): a
+    # partial group after it, valid padding, stride and dilation across lines, columns with an
+    # overlapping last block
+    "dw3x3_c7_pairs_partial": lambda r: dwconv(r, (8, 10), 7, 1, (3, 3)),
+    "dw3x3_c12_pairs_valid": lambda r: dwconv(r, (10, 12), 12, 1, (3, 3), padding="VALID"),
+    "dw3x3_c8_pairs_s2x1": lambda r: dwconv(r, (11, 12), 8, 1, (3, 3), stride=(2, 1)),
+    "dw3x3_c4_pairs_dil2x1": lambda r: dwconv(r, (10, 12), 4, 1, (3, 3), dil=(2, 1)),
+    "dw3x3_c16_pairs_columns": lambda r: dwconv(r, (14, 6), 16, 1, (3, 3)),
     # one input channel (DSP: dot products of tap pairs; Helium: dot products of the taps copied into
     # a band, gathered with dilation; over 48 taps the pixel path, a byte broadcast per tap)
     "dw3x3_c1_mult8_s2": lambda r: dwconv(r, (17, 16), 1, 8, (3, 3), stride=(2, 2)),

@@ -8,7 +8,7 @@
  *     instruction, so the SIMD logic is tested on the host against the plain C path.
  *
  * Packed values are int32_t words holding two int16 lanes (bottom = bits 0..15, top = 16..31) or
- * four int8 lanes (byte 0 = lowest address, little endian). SMLAD/SMLABB/SMLATT accumulate with
+ * four int8 lanes (byte 0 = lowest address, little endian). SMLAD/SMLABB/SMLATT/... accumulate with
  * two's-complement wrap-around (they only set the Q flag on overflow), as the C path's int32 sums.
  */
 #ifndef MCU_CMSIS_DSP_H
@@ -124,6 +124,22 @@ static inline int32_t mcu_smlatt(int32_t x, int32_t y, int32_t acc)
 {
     int32_t r;
     __asm__("smlatt %0, %1, %2, %3" : "=r"(r) : "r"(x), "r"(y), "r"(acc));
+    return r;
+}
+
+/** SMLABT: acc + bottom(x) * top(y). */
+static inline int32_t mcu_smlabt(int32_t x, int32_t y, int32_t acc)
+{
+    int32_t r;
+    __asm__("smlabt %0, %1, %2, %3" : "=r"(r) : "r"(x), "r"(y), "r"(acc));
+    return r;
+}
+
+/** SMLATB: acc + top(x) * bottom(y). */
+static inline int32_t mcu_smlatb(int32_t x, int32_t y, int32_t acc)
+{
+    int32_t r;
+    __asm__("smlatb %0, %1, %2, %3" : "=r"(r) : "r"(x), "r"(y), "r"(acc));
     return r;
 }
 
@@ -266,6 +282,16 @@ static inline int32_t mcu_smlabb(int32_t x, int32_t y, int32_t acc)
 static inline int32_t mcu_smlatt(int32_t x, int32_t y, int32_t acc)
 {
     return (int32_t)((uint32_t)acc + (uint32_t)(mcu_emu_lane16(x, 1) * mcu_emu_lane16(y, 1)));
+}
+
+static inline int32_t mcu_smlabt(int32_t x, int32_t y, int32_t acc)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)(mcu_emu_lane16(x, 0) * mcu_emu_lane16(y, 1)));
+}
+
+static inline int32_t mcu_smlatb(int32_t x, int32_t y, int32_t acc)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)(mcu_emu_lane16(x, 1) * mcu_emu_lane16(y, 0)));
 }
 
 static inline int32_t mcu_pkhbt16(int32_t a, int32_t b)

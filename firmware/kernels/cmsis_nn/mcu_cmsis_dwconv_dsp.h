@@ -30,6 +30,10 @@
  * A channel's requantization record is read once per block. Two or three pixels past a line's
  * last block of four take a block of four overlapping it, one pixel a block of one.
  *
+ * 3x3 filters with stride 1 or 2 along the lines cache full groups in the pair layout instead
+ * (mcu_cmsis_dw_dsp_pairs below): a word per channel and two positions, one SMLAD and one
+ * SMLABT / SMLATB per filter line and pixel.
+ *
  * Scratch (words): one cached line per input line a window spans (2 words per
  * spanned position each), per lane pair the current output line's k cached-line offsets (`use`)
  * followed by its widened weights, then the cached lines' input line numbers:
@@ -135,22 +139,75 @@ static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *in
     mcu_cmsis_dw_fill(line, i, span, zp2);
 }
 
+#if defined(__clang__)
+#define MCU_CMSIS_DW_UNROLL2 _Pragma("clang loop unroll_count(2)")
+#elif defined(__GNUC__)
+#define MCU_CMSIS_DW_UNROLL2 _Pragma("GCC unroll 2")
+#else
+#define MCU_CMSIS_DW_UNROLL2
+#endif
+
+/** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
+    per channel one word, position 2j in the bottom lane. */
+static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
+{
+    const int32_t lo = mcu_pkhbt16(q0, q1), hi = mcu_pkhtb16(q1, q0); /* channels 0, 1 / 2, 3 of both */
+    out[0] = mcu_sxtb16(lo);
+    out[1] = mcu_sxtb16_ror8(lo);
+    out[2] = mcu_sxtb16(hi);
+    out[3] = mcu_sxtb16_ror8(hi);
+}
+
+/** Builds input line r of channels [c0, c0 + 4) (depth multiplier 1) into `line` in the pair
+    layout: positions outside the input (and the one past an odd span) the zero point zq (four
+    bytes). */
+static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t span, int32_t r,
+                                     int32_t c0, int32_t zq, int32_t *line)
+{
+    const int32_t pad = v->pad_p, step = v->in_step, pairs = (span + 1) / 2;
+    const int32_t first = pad < span ? pad : span; /* positions [first, last) lie inside */
+    const int32_t last = v->in_pos + pad < span ? v->in_pos + pad : span;
+    const int32_t lo = (first + 1) / 2, hi = last / 2 > lo ? last / 2 : lo; /* pairs [lo, hi): both inside */
+    const int8_t *x = input + r * v->in_line + c0;                          /* position i: x + (i - pad) * step */
+    for (int32_t j = 0; j < pairs; j++) { /* the edge pairs */
+        if (j == lo && hi > lo) {
+            j = hi - 1; /* past the inside pairs */
+            continue;
+        }
+        const int32_t i = 2 * j;
+        const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - pad) * step) : zq;
+        const int32_t q1 = i + 1 >= first && i + 1 < last ? mcu_read_s8x4(x + (i + 1 - pad) * step) : zq;
+        mcu_cmsis_dw_pack_pairs(q0, q1, line + 4 * j);
+    }
+    const int8_t *in = x + (2 * lo - pad) * step;
+    MCU_CMSIS_DW_UNROLL2
+    for (int32_t j = lo; j < hi; j++, in += 2 * step) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), line + 4 * j);
+    }
+}
+
 /** Offset (words from c->lines) of input line r: cached line ((r % slots) + slots) % slots, built
     if it holds another line (a line outside the input: the zero point throughout, unless it held
     such a line, of any group; tag INT32_MIN: unknown): the lines of one
-    output line's windows, at most `slots` consecutive lines, never share a slot. */
+    output line's windows, at most `slots` consecutive lines, never share a slot. `pairs`: in the
+    pair layout (mcu_cmsis_dw_pairs_group). */
 static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult,
-                                        const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2)
+                                        const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2,
+                                        int pairs)
 {
     const int32_t slot = (r % c->slots + c->slots) % c->slots, off = slot * c->words, was = c->tag[slot];
     if (was != r) {
         c->tag[slot] = r;
         if (r < 0 || r >= v->in_lines) { /* a line of padding: the zero point, unless it held one */
             if (was == INT32_MIN || (was >= 0 && was < v->in_lines)) {
-                mcu_cmsis_dw_fill(c->lines + off, 0, c->span, zp2);
+                mcu_cmsis_dw_fill(c->lines + off, 0, c->words / 2, zp2);
             }
         } else {
-            mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
+            if (pairs) {
+                mcu_cmsis_dw_build_pairs(v, input, c->span, r, c0, mcu_splat_s8x4((int8_t)zp2), c->lines + off);
+            } else {
+                mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
+            }
         }
     }
     return off;
@@ -561,7 +618,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_group_lines(const
         const int32_t il = ol * v->stride_l - v->pad_l;
         for (int32_t kl = 0; kl < k_l; kl++) {
             const int32_t off =
-                mcu_cmsis_dw_line(v, input, b->p->depth_multiplier, c, il + kl * v->dil_l, b->c0, b->n, zp2);
+                mcu_cmsis_dw_line(v, input, b->p->depth_multiplier, c, il + kl * v->dil_l, b->c0, b->n, zp2, 0);
             c->lane[0][kl - k_l] = off;
             c->lane[1][kl - k_l] = off;
         }
@@ -581,6 +638,303 @@ __attribute__((noinline)) static void mcu_cmsis_dw_group_any(const mcu_cmsis_dw_
         mcu_cmsis_dw_group_lines(v, input, output, &any, zp2, 0, 1);
     } else {
         mcu_cmsis_dw_group_lines(v, input, output, &any, zp2, 0, 0);
+    }
+}
+
+/* The pair layout: 3x3 filters undilated along lines, stride S (1 or 2) along them, depth
+   multiplier 1, fast requantization, full groups. A cached line holds per two input positions
+   (2j, 2j + 1) four words, one per channel of the group, its two values as an int16 pair (position
+   2j in the bottom lane): mcu_cmsis_dw_build_pairs. A pixel whose window starts at an even
+   position 2j takes a filter line's three taps as SMLAD of pair j with (w0, w1) and SMLABT of pair
+   j + 1 with (w1, w2); at an odd position 2j + 1, SMLATB of pair j with (w0, w1) and SMLAD of pair
+   j + 1 with (w1, w2): two instructions per filter line, pixel and channel, where the lane pairs
+   take three. A block of four pixels (stride 1: at an even position) reads three pairs (stride 2:
+   five) per filter line and channel; its four accumulators are requantized at once, channel by
+   channel. Scratch (words): the cached lines (4 per pair, an odd span's last pair whole), the
+   group's weights (mcu_cmsis_dw_pair_weights), the lines' tags: within the lane pairs' scratch,
+   whose Helium room the two more words of an odd span's lines take (mcu_cmsis_dw_pairs_fit). */
+
+/** Words per channel of the pair layout's weights: the folded bias, then per filter line (w0, w1),
+    then per filter line (w1, w2), all doubled, then the channel's requantization record. */
+#define MCU_CMSIS_DW_PAIR_WORDS 10
+
+/** The pair layout's cache: the lane pairs' geometry (c) with 4 * ceil(span / 2) words per line,
+    then the weights (returned) and the tags. */
+static inline int32_t *mcu_cmsis_dw_pairs_at(mcu_cmsis_dw_cache *c, int32_t *scratch)
+{
+    c->words = 4 * ((c->span + 1) / 2);
+    c->lines = scratch;
+    int32_t *const w = scratch + c->slots * c->words;
+    c->tag = w + 4 * MCU_CMSIS_DW_PAIR_WORDS;
+    c->lane[0] = c->lane[1] = NULL;
+    return w;
+}
+
+/** Whether the pair layout fits the scratch the planner gives the lane pairs (its macro). */
+static inline int mcu_cmsis_dw_pairs_fit(const mcu_cmsis_dw_view *v, const mcu_cmsis_dw_cache *c, int32_t in_c)
+{
+    const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + 4 * MCU_CMSIS_DW_PAIR_WORDS + c->slots;
+    return 4 * words <= MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(v->k_l, v->k_p, v->dil_l, v->out_pos, v->stride_p,
+                                                                  v->dil_p, in_c);
+}
+
+static inline int32_t mcu_cmsis_dw_pack2x(int32_t bottom, int32_t top)
+{
+    return (int32_t)(((uint32_t)(2 * top) << 16) | ((uint32_t)(2 * bottom) & 0xFFFFu));
+}
+
+/** The weights and records of channels [c0, c0 + 4) in the pair layout into w
+    (MCU_CMSIS_DW_PAIR_WORDS each). */
+static void mcu_cmsis_dw_pair_weights(const mcu_cmsis_dw_conv_params *p, const int8_t *weights,
+                                      const int32_t *folded_bias, const int32_t *rq, int32_t c0, int32_t *w)
+{
+    const int32_t out_c = p->out_c, transpose = p->sweep == MCU_CMSIS_DW_SWEEP_COLUMNS;
+    const int32_t step_l = (transpose ? 1 : 3) * out_c, step_p = (transpose ? 3 : 1) * out_c;
+    for (int32_t j = 0; j < 4; j++, w += MCU_CMSIS_DW_PAIR_WORDS) {
+        w[0] = (int32_t)((uint32_t)folded_bias[c0 + j] << 1);
+        for (int32_t kl = 0; kl < 3; kl++) {
+            const int8_t *t = weights + kl * step_l + c0 + j;
+            w[1 + kl] = mcu_cmsis_dw_pack2x(t[0], t[step_p]);
+            w[4 + kl] = mcu_cmsis_dw_pack2x(t[step_p], t[2 * step_p]);
+        }
+        for (int32_t k = 0; k < 3; k++) {
+            w[7 + k] = rq[3 * (c0 + j) + k];
+        }
+    }
+}
+
+/** A filter line's taps of one channel of a pixel whose window starts at cached position `pos`
+    (x: the channel's word of pair 0). */
+static inline int32_t mcu_cmsis_dw_pair_tap(const int32_t *x, int32_t pos, int32_t w01, int32_t w12, int32_t acc)
+{
+    const int32_t *q = x + 4 * (pos >> 1);
+    if (pos & 1) {
+        return mcu_smlad(q[4], w12, mcu_smlatb(q[0], w01, acc));
+    }
+    return mcu_smlabt(q[4], w12, mcu_smlad(q[0], w01, acc));
+}
+
+/** One pixel whose window starts at cached position `pos`, every channel of the group (x0..x2:
+    the filter lines' cached lines; out: the pixel's first channel): the pixels past the blocks. */
+__attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0, const int32_t *x1,
+                                                               const int32_t *x2, const int32_t *w, int32_t pos,
+                                                               int8_t *out)
+{
+    for (int32_t k = 0; k < 4; k++, w += MCU_CMSIS_DW_PAIR_WORDS) {
+        int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, pos, w[1], w[4], w[0]);
+        a = mcu_cmsis_dw_pair_tap(x1 + k, pos, w[2], w[5], a);
+        a = mcu_cmsis_dw_pair_tap(x2 + k, pos, w[3], w[6], a);
+        out[k] = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, w + 7));
+    }
+}
+
+#if defined(MCU_CMSIS_DW_ASM)
+/* A block in inline assembly (the C below is its model): per channel C of the group, its
+   accumulators from the folded bias, per filter line R its row pointer (job[R]), (w0, w1) and
+   (w1, w2), then the block's pairs, loads first (an M4 load right after an independent load takes
+   one cycle); the four accumulators requantized and stored one pixel (job[3] bytes) apart.
+   Thirteen registers: four accumulators, w, job, out and six temporaries. */
+#define MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                \
+    "ldr %[x], [%[job], #4*" #R "]\n\t"                                                                               \
+    "ldr %[u], [%[w], #40*" #C "+4+4*" #R "]\n\t"                                                                     \
+    "ldr %[v], [%[w], #40*" #C "+16+4*" #R "]\n\t"                                                                    \
+    "ldr %[p], [%[x], #4*" #C "]\n\t"                                                                                 \
+    "ldr %[q], [%[x], #4*" #C "+16]\n\t"                                                                              \
+    "ldr %[r], [%[x], #4*" #C "+32]\n\t"
+/* stride 1: pixels at pair positions 0, 0.5, 1, 1.5 */
+#define MCU_CMSIS_DW_PAIR_ROW1(C, R)                                                                                 \
+    MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                     \
+    "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
+    "smlatb %[a1], %[p], %[u], %[a1]\n\t"                                                                             \
+    "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
+    "smlad %[a1], %[q], %[v], %[a1]\n\t"                                                                              \
+    "smlad %[a2], %[q], %[u], %[a2]\n\t"                                                                              \
+    "smlatb %[a3], %[q], %[u], %[a3]\n\t"                                                                             \
+    "smlabt %[a2], %[r], %[v], %[a2]\n\t"                                                                             \
+    "smlad %[a3], %[r], %[v], %[a3]\n\t"
+/* the same for filter line 0, every accumulator from a0 (the folded bias) */
+#define MCU_CMSIS_DW_PAIR_FIRST1(C)                                                                                  \
+    MCU_CMSIS_DW_PAIR_LOADS(C, 0)                                                                                     \
+    "smlatb %[a1], %[p], %[u], %[a0]\n\t"                                                                             \
+    "smlad %[a2], %[q], %[u], %[a0]\n\t"                                                                              \
+    "smlatb %[a3], %[q], %[u], %[a0]\n\t"                                                                             \
+    "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
+    "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
+    "smlad %[a1], %[q], %[v], %[a1]\n\t"                                                                              \
+    "smlabt %[a2], %[r], %[v], %[a2]\n\t"                                                                             \
+    "smlad %[a3], %[r], %[v], %[a3]\n\t"
+/* stride 2: pixels at pairs 0, 1, 2, 3 */
+#define MCU_CMSIS_DW_PAIR_ROW2(C, R)                                                                                 \
+    MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                     \
+    "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
+    "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
+    "smlad %[a1], %[q], %[u], %[a1]\n\t"                                                                              \
+    "smlabt %[a1], %[r], %[v], %[a1]\n\t"                                                                             \
+    "ldr %[p], [%[x], #4*" #C "+48]\n\t"                                                                              \
+    "ldr %[q], [%[x], #4*" #C "+64]\n\t"                                                                              \
+    "smlad %[a2], %[r], %[u], %[a2]\n\t"                                                                              \
+    "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
+    "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
+    "smlabt %[a3], %[q], %[v], %[a3]\n\t"
+#define MCU_CMSIS_DW_PAIR_FIRST2(C)                                                                                  \
+    MCU_CMSIS_DW_PAIR_LOADS(C, 0)                                                                                     \
+    "mov %[a3], %[a0]\n\t"                                                                                            \
+    "smlad %[a1], %[q], %[u], %[a0]\n\t"                                                                              \
+    "smlad %[a2], %[r], %[u], %[a0]\n\t"                                                                              \
+    "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
+    "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
+    "smlabt %[a1], %[r], %[v], %[a1]\n\t"                                                                             \
+    "ldr %[p], [%[x], #4*" #C "+48]\n\t"                                                                              \
+    "ldr %[q], [%[x], #4*" #C "+64]\n\t"                                                                              \
+    "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
+    "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
+    "smlabt %[a3], %[q], %[v], %[a3]\n\t"
+/* requantize accumulator a (doubled) with m in u, add in v, right in p; store at r */
+#define MCU_CMSIS_DW_PAIR_RQ(a)                                                                                      \
+    "add %[x], %[v], %[" a "], asr #31\n\t"                                                                           \
+    "smmlar %[" a "], %[" a "], %[u], %[x]\n\t"                                                                       \
+    "asr %[" a "], %[" a "], %[p]\n\t"                                                                                \
+    "ssat %[" a "], #8, %[" a "]\n\t"                                                                                 \
+    "strb %[" a "], [%[r]]\n\t"
+#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW)                                                                     \
+    "ldr %[a0], [%[w], #40*" #C "]\n\t" FIRST(C) ROW(C, 1) ROW(C, 2)                                                  \
+    "ldr %[u], [%[w], #40*" #C "+28]\n\t"                                                                             \
+    "ldr %[v], [%[w], #40*" #C "+32]\n\t"                                                                             \
+    "ldr %[p], [%[w], #40*" #C "+36]\n\t"                                                                             \
+    "ldr %[q], [%[job], #12]\n\t"                                                                                     \
+    "add %[r], %[out], #" #C "\n\t" MCU_CMSIS_DW_PAIR_RQ("a0") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a1") \
+    "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a2") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a3")
+#define MCU_CMSIS_DW_PAIR_BLOCK(FIRST, ROW)                                                                          \
+    __asm__ volatile(MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW)                \
+                         MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW)            \
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "=&r"(x), [u] "=&r"(u),   \
+                       [v] "=&r"(v), [p] "=&r"(p), [q] "=&r"(q), [r] "=&r"(r)                                         \
+                     : [w] "r"(w), [job] "r"(job), [out] "r"(out)                                                     \
+                     : "memory")
+
+/** A block of four pixels, stride S (compile time; stride 1: at an even position): job[0..2], the
+    filter lines' cached lines at the block's first pair, job[3] the output step; every channel of
+    the group (out: its first pixel's first channel). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w,
+                                                                          int8_t *out, const int S)
+{
+    int32_t a0, a1, a2, a3, x, u, v, p, q, r;
+    if (S == 1) {
+        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1);
+    } else {
+        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2);
+    }
+}
+#else
+/** A block of four pixels, stride S (compile time; stride 1: at an even position): job[0..2], the
+    filter lines' cached lines at the block's first pair, job[3] the output step; every channel of
+    the group (out: its first pixel's first channel). */
+static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w, int8_t *out, const int S)
+{
+    const int32_t *x0 = (const int32_t *)job[0], *x1 = (const int32_t *)job[1], *x2 = (const int32_t *)job[2];
+    for (int32_t k = 0; k < 4; k++, w += MCU_CMSIS_DW_PAIR_WORDS) {
+        int8_t *o = out + k;
+        for (int32_t i = 0; i < 4; i++, o += job[3]) { /* job[3]: the output step */
+            int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, S * i, w[1], w[4], w[0]);
+            a = mcu_cmsis_dw_pair_tap(x1 + k, S * i, w[2], w[5], a);
+            a = mcu_cmsis_dw_pair_tap(x2 + k, S * i, w[3], w[6], a);
+            *o = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, w + 7));
+        }
+    }
+}
+#endif
+
+/** The pixels of an output line, stride S (compile time): blocks of four, then the last two or
+    three in a block overlapping the one before where it starts at a position the block takes
+    (stride 1: even), else one by one. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(const int32_t *x0, const int32_t *x1,
+                                                                              const int32_t *x2, const int32_t *w,
+                                                                              int8_t *out, int32_t out_pos,
+                                                                              int32_t step, const int S)
+{
+    intptr_t job[4] = {(intptr_t)x0, (intptr_t)x1, (intptr_t)x2, step}; /* words where the assembly reads them */
+    const intptr_t next = (intptr_t)(8 * S * sizeof(int32_t)); /* four pixels on: cached position 4 * S */
+    int32_t op = 0;
+    for (int8_t *o = out; op + 4 <= out_pos; op += 4, o += 4 * step) {
+        mcu_cmsis_dw_pair_block(job, w, o, S);
+        job[0] += next;
+        job[1] += next;
+        job[2] += next;
+    }
+    const int32_t last = out_pos - 4;
+    if (out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0)) {
+        job[0] = (intptr_t)(x0 + 2 * S * last);
+        job[1] = (intptr_t)(x1 + 2 * S * last);
+        job[2] = (intptr_t)(x2 + 2 * S * last);
+        mcu_cmsis_dw_pair_block(job, w, out + last * step, S);
+        return;
+    }
+    for (; op < out_pos; op++) {
+        mcu_cmsis_dw_pair_single(x0, x1, x2, w, S * op, out + op * step);
+    }
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s1(const int32_t *x0, const int32_t *x1,
+                                                                const int32_t *x2, const int32_t *w, int8_t *out,
+                                                                int32_t out_pos, int32_t step)
+{
+    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, step, 1);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s2(const int32_t *x0, const int32_t *x1,
+                                                                const int32_t *x2, const int32_t *w, int8_t *out,
+                                                                int32_t out_pos, int32_t step)
+{
+    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, step, 2);
+}
+
+/** Every output line of a full group in the pair layout (w: its weights). */
+__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                               int8_t *output, const mcu_cmsis_dw_cache *c,
+                                                               const int32_t *w, int32_t c0, int32_t zp2)
+{
+    for (int32_t s = 0; s < c->slots; s++) { /* as mcu_cmsis_dw_group_lines */
+        c->tag[s] = c->tag[s] >= 0 && c->tag[s] < v->in_lines ? INT32_MIN : c->tag[s];
+    }
+    for (int32_t ol = 0; ol < v->out_lines; ol++) {
+        const int32_t il = ol * v->stride_l - v->pad_l;
+        int32_t off[3];
+        for (int32_t kl = 0; kl < 3; kl++) {
+            off[kl] = mcu_cmsis_dw_line(v, input, 1, c, il + kl * v->dil_l, c0, 4, zp2, 1);
+        }
+        (v->stride_p == 1 ? mcu_cmsis_dw_pair_line_s1 : mcu_cmsis_dw_pair_line_s2)(
+            c->lines + off[0], c->lines + off[1], c->lines + off[2], w, output + ol * v->out_line + c0, v->out_pos,
+            v->out_step);
+    }
+}
+
+/** Every group of a layer the pair layout takes (mcu_cmsis_dwconv_dsp): full groups in it, a
+    partial last group in the lane pairs (mcu_cmsis_dw_group_any, with its own tags). */
+__attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_conv_params *p,
+                                                             const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                             const int8_t *weights, const int32_t *folded_bias,
+                                                             const int32_t *rq, int32_t *scratch, int8_t *output)
+{
+    mcu_cmsis_dw_cache c = mcu_cmsis_dw_cache_at(v, scratch);
+    int32_t *const w = mcu_cmsis_dw_pairs_at(&c, scratch);
+    const int32_t out_c = p->out_c, zp = -p->input_offset, zp2 = mcu_pkhbt16(zp, zp);
+    for (int32_t s = 0; s < c.slots; s++) {
+        c.tag[s] = INT32_MIN;
+    }
+    int32_t c0 = 0;
+    for (; c0 + 4 <= out_c; c0 += 4) {
+        mcu_cmsis_dw_pair_weights(p, weights, folded_bias, rq, c0, w);
+        mcu_cmsis_dw_pairs_group(v, input, output, &c, w, c0, zp2);
+    }
+    if (c0 < out_c) {
+        const mcu_cmsis_dw_cache lanes = mcu_cmsis_dw_cache_at(v, scratch);
+        int32_t folded[4];
+        mcu_cmsis_dw_blocks b = {p, &lanes, folded, NULL, NULL, rq, c0, out_c - c0, v->out_step, 2, 2};
+        for (int32_t s = 0; s < lanes.slots; s++) {
+            lanes.tag[s] = INT32_MIN;
+        }
+        mcu_cmsis_dw_group_weights(p, weights, folded_bias, c0, b.n, 1, &lanes, folded);
+        mcu_cmsis_dw_group_any(v, input, output, &b, zp2, 1);
     }
 }
 
@@ -649,7 +1003,7 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
     const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
     if (p->sweep == MCU_CMSIS_DW_SWEEP_PIXELS) {
         if (p->k_h == 3 && p->k_w == 3 && p->dil_h == 1 && p->dil_w == 1 && p->depth_multiplier == 1) {
-            mcu_cmsis_dw3x3_dsp(p, input, weights, bias, multiplier, shift, rq, scratch, output, fast);
+            mcu_cmsis_dw3x3_dsp(p, input, weights, bias, folded_bias, multiplier, shift, rq, scratch, output, fast);
             return; /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
         }
         int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(
@@ -672,6 +1026,13 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
     mcu_cmsis_dw_view v;
     mcu_cmsis_dw_view_of(p, &v);
     const int k3 = v.k_l == 3 && v.k_p == 3 && v.dil_p == 1;
+    if (k3 && fast && v.stride_p <= 2 && p->depth_multiplier == 1 && v.out_pos >= 4) {
+        mcu_cmsis_dw_cache c = mcu_cmsis_dw_cache_at(&v, scratch);
+        if (mcu_cmsis_dw_pairs_fit(&v, &c, p->in_c)) {
+            mcu_cmsis_dw_dsp_pairs(p, &v, input, weights, folded_bias, rq, scratch, output); /* the pair layout */
+            return;
+        }
+    }
     if (k3 && fast && v.stride_p == 1) {
         mcu_cmsis_dw_dsp_3x3_s1_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
     } else if (k3 && fast && v.stride_p == 2) {
