@@ -19,7 +19,6 @@
 #include "mcu_cmsis_pair_dsp.h"
 #include "mcu_kernels_cmsis_nn.h"
 
-#if !defined(MCU_CMSIS_USE_MVE)
 /** The input pixel read by output pixel n. */
 static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t n)
 {
@@ -27,7 +26,6 @@ static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, 
     const int32_t ox = n % p->out_w;
     return input + (oy * p->stride_h * p->in_w + ox * p->stride_w) * p->in_c;
 }
-#endif
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
 /** The three pixels' in_c values at x0, x1, x2 widened into the block `col`: with in_c % 4 == 0 a
@@ -52,7 +50,7 @@ static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0,
 }
 #endif
 
-#if !defined(MCU_CMSIS_USE_DSP)
+#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
 /** out0 / out1 (out_c values each) from the input pixels in0 / in1 (in_c values each). */
 static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights, const int32_t *bias,
                            const int32_t *multiplier, const int32_t *shift, const int8_t *in0, const int8_t *in1,
@@ -72,6 +70,27 @@ static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights
 }
 #endif
 
+#if defined(MCU_CMSIS_USE_MVE)
+/** Helium with the wide pair layout (C lowered for the DSP ISA, which no Helium kernel reads): the
+    plain loop, two pixels at a time copied to scratch first (read in place without scratch: a
+    chunk's copy). */
+static void wide_pairs(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
+                       const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *scratch,
+                       int8_t *output)
+{
+    const int32_t in_c = p->in_c, out_c = p->out_c, pixels = p->out_h * p->out_w;
+    for (int32_t n = 0; n < pixels; n += 2) {
+        const int32_t n1 = n + 1 < pixels ? n + 1 : n; /* an odd last pixel: computed twice */
+        const int8_t *x0 = pixel(p, input, n), *x1 = pixel(p, input, n1);
+        if (scratch != NULL) {
+            memcpy(scratch, x0, (size_t)in_c);
+            memcpy(scratch + in_c, x1, (size_t)in_c);
+            x0 = scratch, x1 = scratch + in_c;
+        }
+        mat_mult_2rows(p, weights, bias, multiplier, shift, x0, x1, output + n * out_c, output + n1 * out_c);
+    }
+}
+#endif
 
 /** Every pixel, read in place. */
 static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
@@ -80,7 +99,10 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
 {
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
-    (void)scratch;
+    if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) {
+        wide_pairs(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output);
+        return;
+    }
     mcu_cmsis_conv2d_1x1_s8_mve(p, input, weights, bias, multiplier, shift, output);
 #else
     const int32_t out_c = p->out_c;
@@ -102,7 +124,7 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
         const int8_t *x1 = dense ? input + n1 * in_c : pixel(p, input, n1);
         const int8_t *x2 = dense ? input + n2 * in_c : pixel(p, input, n2);
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
-        if (p->pair_offset) {
+        if (p->pair_offset == MCU_CMSIS_PAIR_OFFSET) {
             int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
             widen_pixels(x0, x1, x2, in_c, col, &s0, &s1, &s2);
             sums[0] = s0, sums[1] = s1, sums[2] = s2;
