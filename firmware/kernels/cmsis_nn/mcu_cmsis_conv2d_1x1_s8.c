@@ -28,9 +28,22 @@ static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, 
 }
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-/** The three pixels' in_c values at x0, x1, x2 widened into the block `col`: with in_c % 4 == 0 a
-    group of four of each at a time, side by side, else pixel by pixel (zero padded); s0, s1, s2:
-    NULL, or the columns' running sums (the offset layout). */
+/** The three pixels' in_c values (in_c % 4 == 0) at x0, x1, x2 widened into the block `col`, a
+    group of four of each at a time, side by side; s0, s1, s2: NULL, or the columns' running sums
+    (the offset layout). */
+static inline __attribute__((always_inline)) void widen_groups(const int8_t *x0, const int8_t *x1, const int8_t *x2,
+                                                               int32_t in_c, int32_t *col, int32_t *s0, int32_t *s1,
+                                                               int32_t *s2)
+{
+    for (int32_t i = 0; i < in_c; i += 4, col += 2 * MCU_PAIR_COLUMNS) {
+        const int32_t a = mcu_read_s8x4(x0 + i), b = mcu_read_s8x4(x1 + i), c = mcu_read_s8x4(x2 + i);
+        mcu_pair_put4(col, a, MCU_PAIR_COLUMNS, s0);
+        mcu_pair_put4(col + 1, b, MCU_PAIR_COLUMNS, s1);
+        mcu_pair_put4(col + 2, c, MCU_PAIR_COLUMNS, s2);
+    }
+}
+
+/** widen_groups for any in_c: with in_c % 4 != 0 pixel by pixel (zero padded). */
 static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0, const int8_t *x1, const int8_t *x2,
                                                                int32_t in_c, int32_t *col, int32_t *s0, int32_t *s1,
                                                                int32_t *s2)
@@ -41,11 +54,32 @@ static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0,
         mcu_pair_column(x2, in_c, col + 2, s2);
         return;
     }
-    for (int32_t i = 0; i < in_c; i += 4, col += 2 * MCU_PAIR_COLUMNS) {
-        const int32_t a = mcu_read_s8x4(x0 + i), b = mcu_read_s8x4(x1 + i), c = mcu_read_s8x4(x2 + i);
-        mcu_pair_put4(col, a, MCU_PAIR_COLUMNS, s0);
-        mcu_pair_put4(col + 1, b, MCU_PAIR_COLUMNS, s1);
-        mcu_pair_put4(col + 2, c, MCU_PAIR_COLUMNS, s2);
+    widen_groups(x0, x1, x2, in_c, col, s0, s1, s2);
+}
+#endif
+
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE) && MCU_PAIR_ASM
+/** The fast path's whole blocks of three consecutive pixels from x on (stride 1, in_c % 4 == 0):
+    each widened, then the pair job (its outputs out_c bytes apart). Its own function: the few
+    values it keeps stay in registers from block to block. */
+static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, const int8_t *x, int32_t in_c,
+                                                   int32_t out_c, int32_t blocks, int8_t *out)
+{
+    struct mcu_pair_job *const job = &g->job;
+    mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset);
+    int32_t *const col = (int32_t *)(void *)g->col;
+    job->d1 = out_c, job->d2 = 2 * out_c;
+    for (; blocks > 0; blocks--, x += 3 * in_c, out += 3 * out_c) {
+        if (g->o.pair_offset == MCU_CMSIS_PAIR_OFFSET) {
+            int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
+            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, &s0, &s1, &s2);
+            job->sums[0] = 128 * s0, job->sums[1] = 128 * s1, job->sums[2] = 128 * s2;
+        } else {
+            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL);
+        }
+        mcu_pair_gemm_restart(g);
+        job->out = out;
+        run(job);
     }
 }
 #endif
@@ -116,6 +150,12 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
     mcu_pair_gemm_init(&gemm, &o, weights, in_c, bias, multiplier, shift, rq, col);
     /* stride 1: the pixels are consecutive */
     const int dense = p->stride_w == 1 && p->stride_h == 1 && p->in_w == p->out_w;
+#if MCU_PAIR_ASM
+    if (gemm.fast && dense && (in_c & 3) == 0) { /* the whole blocks, then a short last one below */
+        n = pixels / MCU_PAIR_COLUMNS * MCU_PAIR_COLUMNS;
+        dense_blocks(&gemm, input, in_c, out_c, pixels / MCU_PAIR_COLUMNS, output);
+    }
+#endif
     for (; n < pixels; n += MCU_PAIR_COLUMNS) {
         /* a short last block: its last pixel again, computed twice into the same place */
         const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;

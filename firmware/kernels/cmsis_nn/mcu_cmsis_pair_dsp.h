@@ -541,6 +541,15 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
     job->bias_b = 0;
 }
 
+/** The assembly routine of the pair layout `layout`. */
+typedef void mcu_pair_routine(struct mcu_pair_job *job);
+static inline mcu_pair_routine *mcu_pair_routine_of(int32_t layout)
+{
+    return layout == MCU_CMSIS_PAIR_OFFSET ? mcu_pair_rows3_asm_offset
+           : layout == MCU_CMSIS_PAIR_WIDE ? mcu_pair_rows3_asm_wide
+                                           : mcu_pair_rows3_asm;
+}
+
 /** The job's pairs (from the starts its rq, wp and bias hold) into out0, out1, out2, the weights
     in the pair layout `layout`; sums: with the offset layout 128 * each column's sum. */
 static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, const int32_t *sums, int8_t *out0,
@@ -549,7 +558,7 @@ static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, co
     job->d2 = (int32_t)(out2 - out0);
     job->d1 = (int32_t)(out1 - out0);
     job->out = out0;
-    if (layout == MCU_CMSIS_PAIR_OFFSET) {
+    if (layout == MCU_CMSIS_PAIR_OFFSET) { /* direct calls: cheaper than through mcu_pair_routine_of */
         job->sums[0] = sums[0], job->sums[1] = sums[1], job->sums[2] = sums[2];
         mcu_pair_rows3_asm_offset(job);
     } else if (layout == MCU_CMSIS_PAIR_WIDE) {
@@ -652,6 +661,16 @@ static inline void mcu_pair_gemm_init(struct mcu_pair_gemm *g, const mcu_pair_ou
 #endif
 }
 
+#if MCU_PAIR_ASM
+/** The pair job back at the first pair (for the next block). */
+static inline void mcu_pair_gemm_restart(struct mcu_pair_gemm *g)
+{
+    g->job.rq = g->rq;
+    g->job.wp = g->weights - 4 - mcu_pair_step_bytes(g->o.pair_offset) * g->job.e;
+    g->job.bias = g->bias;
+}
+#endif
+
 /** The block's outputs out_p[r] for every row r and the three columns p of the block (sums: each
     column's sum of values, read with the offset layout). */
 static inline void mcu_pair_gemm_block(struct mcu_pair_gemm *g, const int32_t *sums, int8_t *out0, int8_t *out1,
@@ -660,9 +679,7 @@ static inline void mcu_pair_gemm_block(struct mcu_pair_gemm *g, const int32_t *s
 #if MCU_PAIR_ASM
     if (g->fast) {
         const int32_t s128[3] = {sums[0] * 128, sums[1] * 128, sums[2] * 128};
-        g->job.rq = g->rq;
-        g->job.wp = g->weights - 4 - mcu_pair_step_bytes(g->o.pair_offset) * g->job.e;
-        g->job.bias = g->bias;
+        mcu_pair_gemm_restart(g);
         mcu_pair_job_run(&g->job, g->o.pair_offset, s128, out0, out1, out2);
         return;
     }
