@@ -176,52 +176,67 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
         [cp] "+r"(cp), [w] "=&r"(w), [b] "=&r"(b), [c0] "=&r"(c0), [c1] "=&r"(c1), [c2] "=&r"(c2)
 #endif
 
+/** mcu_pair_dot3 in the wide layout: the doubled weights' products summed from 0, halved, added. In
+    C, not inlined (small K, off the fast path, which has its own assembly: one copy of the loop). */
+__attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
+                                                        int32_t *acc)
+{
+    int32_t a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0;
+    for (int32_t s = 0; s < steps; s++, wp += 8, cp += 3) {
+        const int32_t wa = mcu_read_s8x4(wp), wb = mcu_read_s8x4(wp + 4);
+        a0 = mcu_smlad(cp[0], wa, a0);
+        b0 = mcu_smlad(cp[0], wb, b0);
+        a1 = mcu_smlad(cp[1], wa, a1);
+        b1 = mcu_smlad(cp[1], wb, b1);
+        a2 = mcu_smlad(cp[2], wa, a2);
+        b2 = mcu_smlad(cp[2], wb, b2);
+    }
+    const int32_t sum[6] = {a0 / 2, a1 / 2, a2 / 2, b0 / 2, b1 / 2, b2 / 2};
+    for (int i = 0; i < 6; i++) { /* wrapping, as the SMLAD chains of the other layouts */
+        acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)sum[i]);
+    }
+}
+
 /** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
     values, an even count) times the pair's weights at wp. sums: NULL for the plain and wide pair
-    layouts (wide: 1 for the wide one, its doubled products summed from 0 and halved); for the
-    offset layout 128 * each column's sum of values. The offset layout's loop keeps row a plus 128
-    (UXTB16, started at acc - 128 * sum x) in a0..a2 and the raw words' products (the same plus
-    256 * row b's sums) in b0..b2, then splits them. */
+    layouts (wide: 1 for the wide one, mcu_pair_wide_dot3); for the offset layout 128 * each
+    column's sum of values. The offset layout's loop keeps row a plus 128 (UXTB16, started at
+    acc - 128 * sum x) in a0..a2 and the raw words' products (the same plus 256 * row b's sums) in
+    b0..b2, then splits them. */
 static inline __attribute__((always_inline)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
                                                                 int32_t *acc, const int32_t *sums, const int wide)
 {
+    if (wide) {
+        mcu_pair_wide_dot3(wp, cp, steps, acc);
+        return;
+    }
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], b0 = acc[3], b1 = acc[4], b2 = acc[5];
     if (sums != NULL) {
         a0 -= sums[0], a1 -= sums[1], a2 -= sums[2];
         b0 = a0, b1 = a1, b2 = a2;
     }
-    if (wide) { /* doubled weights: the products' sums alone, halved below */
-        a0 = a1 = a2 = b0 = b1 = b2 = 0;
+#if !MCU_PAIR_ASM
+    for (int32_t s = 0; s < steps; s++, wp += 4, cp += 3) {
+        const int32_t word = mcu_read_s8x4(wp);
+        const int32_t wa = sums != NULL ? mcu_uxtb16(word) : mcu_sxtb16(word);
+        const int32_t wb = sums != NULL ? word : mcu_sxtb16_ror8(word);
+        a0 = mcu_smlad(cp[0], wa, a0);
+        b0 = mcu_smlad(cp[0], wb, b0);
+        a1 = mcu_smlad(cp[1], wa, a1);
+        b1 = mcu_smlad(cp[1], wb, b1);
+        a2 = mcu_smlad(cp[2], wa, a2);
+        b2 = mcu_smlad(cp[2], wb, b2);
     }
-#if MCU_PAIR_ASM
-    if (!wide) { /* the wide layout (small K; the fast path has its own assembly) in C: less code */
-        int32_t w, b, c0, c1, c2;
-        wp -= 4; /* the biased pointers of MCU_PAIR_LOADS_ */
-        cp = (const int32_t *)(const void *)((const int8_t *)cp - 4);
-        if (sums != NULL) {
-            MCU_PAIR_LOOP(MCU_PAIR_OSTEP_);
-        } else {
-            MCU_PAIR_LOOP(MCU_PAIR_STEP_);
-        }
-    } else
+#else
+    int32_t w, b, c0, c1, c2;
+    wp -= 4; /* the biased pointers of MCU_PAIR_LOADS_ */
+    cp = (const int32_t *)(const void *)((const int8_t *)cp - 4);
+    if (sums != NULL) {
+        MCU_PAIR_LOOP(MCU_PAIR_OSTEP_);
+    } else {
+        MCU_PAIR_LOOP(MCU_PAIR_STEP_);
+    }
 #endif
-    {
-        for (int32_t s = 0; s < steps; s++, wp += wide ? 8 : 4, cp += 3) {
-            const int32_t word = mcu_read_s8x4(wp);
-            const int32_t wa = wide ? word : sums != NULL ? mcu_uxtb16(word) : mcu_sxtb16(word);
-            const int32_t wb = wide ? mcu_read_s8x4(wp + 4) : sums != NULL ? word : mcu_sxtb16_ror8(word);
-            a0 = mcu_smlad(cp[0], wa, a0);
-            b0 = mcu_smlad(cp[0], wb, b0);
-            a1 = mcu_smlad(cp[1], wa, a1);
-            b1 = mcu_smlad(cp[1], wb, b1);
-            a2 = mcu_smlad(cp[2], wa, a2);
-            b2 = mcu_smlad(cp[2], wb, b2);
-        }
-    }
-    if (wide) {
-        a0 = acc[0] + a0 / 2, a1 = acc[1] + a1 / 2, a2 = acc[2] + a2 / 2;
-        b0 = acc[3] + b0 / 2, b1 = acc[4] + b1 / 2, b2 = acc[5] + b2 / 2;
-    }
     if (sums != NULL) { /* a: row a's sums; b - a: 256 * row b's */
         b0 = acc[3] + ((int32_t)((uint32_t)b0 - (uint32_t)a0) >> 8);
         b1 = acc[4] + ((int32_t)((uint32_t)b1 - (uint32_t)a1) >> 8);
