@@ -3,10 +3,12 @@
  * a 1x1 filter never needs padding) with the [out_c][in_c] weights (pair layout).
  *
  * DSP path: three pixels at a time are widened once into scratch, then multiplied with the weight
- * rows two output channels per step (mcu_cmsis_pair_dsp.h).
+ * rows two output channels per step (mcu_cmsis_pair_dsp.h); stride 1 with in_c % 4 == 0 and the
+ * fast requantization: the whole blocks through dense_blocks.
  *
  * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64,
- * 128 or 256 two pixels x four output channels per step, the channel loop unrolled).
+ * 128 or 256 two pixels x four output channels per step, the channel loop unrolled); the wide pair
+ * layout (C lowered for the DSP ISA, which no Helium kernel reads) through the plain loop.
  *
  * With p->chunk the plain C and MVE paths take the pixels in chunks copied to scratch first (the
  * output over the input: planner/overlap.py's conv_1x1_orders).
