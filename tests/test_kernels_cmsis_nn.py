@@ -370,6 +370,12 @@ CASES = {
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),
     # 1x1 with in_c 16 / 32 / 64 / 128 and out_c % 4 == 0: Helium's two-pixel unrolled path
     "conv_1x1_ic16_oc12_odd_px": lambda r: conv(r, (3, 5), 16, 12, (1, 1)),
+    # the DSP ISA's wide pair layout (K < 48): every entry step of the eight-step K loop, K % 4 tails,
+    # odd output channels, a clamp (the other requantization form)
+    "conv_1x1_ic24_oc9_wide_layout": lambda r: conv(r, (4, 7), 24, 9, (1, 1)),
+    "conv_1x1_ic47_oc5_wide_layout": lambda r: conv(r, (3, 4), 47, 5, (1, 1)),
+    "conv_1x1_ic4_oc3_relu_wide_layout": lambda r: conv(r, (5, 3), 4, 3, (1, 1), act="RELU"),
+    "conv_2x2_ic11_oc6_s2_wide_layout": lambda r: conv(r, (7, 8), 11, 6, (2, 2), stride=(2, 2)),
     "conv_1x1_ic32_oc8_s2": lambda r: conv(r, (9, 7), 32, 8, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc8_relu": lambda r: conv(r, (4, 3), 64, 8, (1, 1), act="RELU"),
     "conv_1x1_ic128_oc4": lambda r: conv(r, (3, 3), 128, 4, (1, 1)),
@@ -924,26 +930,36 @@ def isa_variants(isa: str) -> list[str]:
             if o != isa and laid_out(case_data(f"{n}@{o}")[2]) != laid_out(case_data(f"{n}@{isa}")[2])]
 
 
-def test_isa_variants_are_the_offset_pair_layout():
-    """Only the DSP ISA takes the offset pair layout (the convolutions with K >= 48 that allow it):
-    plain C and Helium read the plain pair layout, whose weights are the layer's, row for row."""
+def test_isa_variants_are_the_offset_and_wide_pair_layouts():
+    """Only the DSP ISA takes the offset pair layout (the convolutions with K >= 48 that allow it)
+    and the wide one (the convolutions with K < 48): plain C and Helium read the plain pair layout;
+    each layout's weights are the layer's, row for row."""
     variants = isa_variants(DEFAULT_ISA)
     assert DEFAULT_ISA == "dsp" and len(variants) > 10 and {v.partition("@")[2] for v in variants} == {"plain", "mve"}
+    layouts = set()
     for v in variants:
         call, _, kc = case_data(v)
         dsp = case_data(v.partition("@")[0])[2]
-        assert dsp.params["pair_offset"] == 1 and kc.params["pair_offset"] == 0
         conv_call = next((a for a in call.args if isinstance(a, Call)), call)  # a fused ADD's convolution
         oc, kh, kw, ic = conv_call.args[1].type.shape
-        assert np.array_equal(unpair_rows(kc.constants["weights"], oc, kh * kw * ic),
-                              conv_call.args[1].data.reshape(oc, -1))
+        k = kh * kw * ic
+        layout = dsp.params["pair_offset"]
+        assert layout == (cmsis_common.WIDE if k < cmsis_common.PAIR_OFFSET_MIN_K else cmsis_common.OFFSET)
+        assert kc.params["pair_offset"] == cmsis_common.PLAIN
+        layouts.add(layout)
+        for lowered_kc, how in ((kc, cmsis_common.PLAIN), (dsp, layout)):
+            assert np.array_equal(unpair_rows(lowered_kc.constants["weights"], oc, k, how),
+                                  conv_call.args[1].data.reshape(oc, -1))
+        if layout == cmsis_common.WIDE:  # int16 words, twice the bytes of K rounded up to four
+            assert dsp.constants["weights"].size == 2 * 2 * ((oc + 1) // 2) * (-(-k // 4) * 4)
+    assert layouts == {cmsis_common.OFFSET, cmsis_common.WIDE}
     # plain C and Helium lay every case out alike
     assert isa_variants("mve") == [f"{v.partition('@')[0]}@dsp" for v in variants if v.endswith("@plain")]
 
 
 def test_c_kernel_other_isa_layouts(harness):
     """The cases laid out for plain C and Helium (the plain pair layout where the DSP ISA takes the
-    offset one) on the plain and DSP-emulated builds: equal to the kernel model."""
+    offset or wide one) on the plain and DSP-emulated builds: equal to the kernel model."""
     names = isa_variants(DEFAULT_ISA)
     out = run_harness(harness, [records_of(names)])
     expected = [(n, j, kc.run(x)) for n in names for kc, sets, _ in [case_sets(n)] for j, x in enumerate(sets)]
@@ -1131,9 +1147,13 @@ def test_lowering_picks_the_kernel_variants():
     assert not pairs[:, 54:].any() and not pairs[2, :, 1].any()
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
-    call = conv(rng, (5, 5), 4, 3, (3, 3))  # K = 36: the plain layout
+    call = conv(rng, (5, 5), 4, 3, (3, 3))  # K = 36: the wide layout, doubled int16 words 2 (a[2s], a[2s+1]), 2 (b[2s], b[2s+1])
     _, k = lowered(call)
-    w = call.args[1].data.reshape(3, 36)
+    w = call.args[1].data.reshape(3, 36).astype(np.int16)
+    words = k.constants["weights"].view("<i2").reshape(2, 18, 2, 2)  # pair, step, row, lane
+    assert k.params["pair_offset"] == 2 and np.array_equal(words[:, :, 0].reshape(2, 36), 2 * w[0::2])
+    assert np.array_equal(words[:1, :, 1].reshape(1, 36), 2 * w[1::2]) and not words[1, :, 1].any()
+    _, k = lowered(call, isa="plain")  # the other ISAs: the plain layout
     pairs = k.constants["weights"].reshape(2, 48, 2)
     assert k.params["pair_offset"] == 0 and np.array_equal(pairs[:, :36, 0], w[0::2])
     assert np.array_equal(pairs[:1, :36, 1], w[1::2])

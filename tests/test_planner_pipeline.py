@@ -236,10 +236,10 @@ def _offset_layers(compiled) -> list[int]:
 
 def test_the_isa_reaches_the_lowering():
     """Options.isa reaches the cmsis-nn lowering: only the DSP ISA (the default) takes the offset
-    pair layout, Helium and plain C keep the plain one; an unknown ISA is refused."""
+    and wide pair layouts, Helium and plain C keep the plain one; an unknown ISA is refused."""
     flags = {isa: _offset_layers(compile_model(MLPERF_MODELS["kws"], Options(isa=isa))) for isa in ISAS}
     assert DEFAULT_ISA == "dsp" and _offset_layers(compile_model(MLPERF_MODELS["kws"])) == flags["dsp"]
-    assert len(flags["dsp"]) == 5 and sum(flags["dsp"]) == 4  # the first conv: K = 40 < PAIR_OFFSET_MIN_K
+    assert flags["dsp"] == [2, 1, 1, 1, 1]  # the first conv (K = 40 < 48) wide, the 1x1 layers offset
     assert flags["mve"] == flags["plain"] == [0] * 5
     with pytest.raises(McuforgeError, match="unknown ISA 'neon'"):
         compile_model(MLPERF_MODELS["ad"], Options(isa="neon"))

@@ -99,7 +99,7 @@ int kws_run(void)
             .k_h = 10, .k_w = 4, .stride_h = 2, .stride_w = 2,
             .dil_h = 1, .dil_w = 1, .pad_top = 4, .pad_left = 1,
             .input_offset = -83, .output_offset = -128,
-            .act_min = -128, .act_max = 127, .pair_offset = 0, .chunk = 0,
+            .act_min = -128, .act_max = 127, .pair_offset = 2, .chunk = 0,
         };
         mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 7492), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
                        kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));

@@ -3,10 +3,12 @@
  * a 1x1 filter never needs padding) with the [out_c][in_c] weights (pair layout).
  *
  * DSP path: three pixels at a time are widened once into scratch, then multiplied with the weight
- * rows two output channels per step (mcu_cmsis_pair_dsp.h).
+ * rows two output channels per step (mcu_cmsis_pair_dsp.h); stride 1 with in_c % 4 == 0 and the
+ * fast requantization: the whole blocks through dense_blocks.
  *
  * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64,
- * 128 or 256 two pixels x four output channels per step, the channel loop unrolled).
+ * 128 or 256 two pixels x four output channels per step, the channel loop unrolled); the wide pair
+ * layout (C lowered for the DSP ISA, which no Helium kernel reads) through the plain loop.
  *
  * With p->chunk (stride 1, the output over the input: planner/overlap.py's conv_1x1_orders) the
  * plain C path takes the pixels in chunks copied to scratch first, and the MVE path copies each
@@ -20,7 +22,6 @@
 #include "mcu_cmsis_pair_dsp.h"
 #include "mcu_kernels_cmsis_nn.h"
 
-#if !defined(MCU_CMSIS_USE_MVE)
 /** The input pixel read by output pixel n. */
 static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t n)
 {
@@ -28,12 +29,24 @@ static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, 
     const int32_t ox = n % p->out_w;
     return input + (oy * p->stride_h * p->in_w + ox * p->stride_w) * p->in_c;
 }
-#endif
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-/** The three pixels' in_c values at x0, x1, x2 widened into the block `col`: with in_c % 4 == 0 a
-    group of four of each at a time, side by side, else pixel by pixel (zero padded); s0, s1, s2:
-    NULL, or the columns' running sums (the offset layout). */
+/** The three pixels' in_c values (in_c % 4 == 0) at x0, x1, x2 widened into the block `col`, a
+    group of four of each at a time, side by side; s0, s1, s2: NULL, or the columns' running sums
+    (the offset layout). */
+static inline __attribute__((always_inline)) void widen_groups(const int8_t *x0, const int8_t *x1, const int8_t *x2,
+                                                               int32_t in_c, int32_t *col, int32_t *s0, int32_t *s1,
+                                                               int32_t *s2)
+{
+    for (int32_t i = 0; i < in_c; i += 4, col += 2 * MCU_PAIR_COLUMNS) {
+        const int32_t a = mcu_read_s8x4(x0 + i), b = mcu_read_s8x4(x1 + i), c = mcu_read_s8x4(x2 + i);
+        mcu_pair_put4(col, a, MCU_PAIR_COLUMNS, s0);
+        mcu_pair_put4(col + 1, b, MCU_PAIR_COLUMNS, s1);
+        mcu_pair_put4(col + 2, c, MCU_PAIR_COLUMNS, s2);
+    }
+}
+
+/** widen_groups for any in_c: with in_c % 4 != 0 pixel by pixel (zero padded). */
 static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0, const int8_t *x1, const int8_t *x2,
                                                                int32_t in_c, int32_t *col, int32_t *s0, int32_t *s1,
                                                                int32_t *s2)
@@ -44,16 +57,37 @@ static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0,
         mcu_pair_column(x2, in_c, col + 2, s2);
         return;
     }
-    for (int32_t i = 0; i < in_c; i += 4, col += 2 * MCU_PAIR_COLUMNS) {
-        const int32_t a = mcu_read_s8x4(x0 + i), b = mcu_read_s8x4(x1 + i), c = mcu_read_s8x4(x2 + i);
-        mcu_pair_put4(col, a, MCU_PAIR_COLUMNS, s0);
-        mcu_pair_put4(col + 1, b, MCU_PAIR_COLUMNS, s1);
-        mcu_pair_put4(col + 2, c, MCU_PAIR_COLUMNS, s2);
+    widen_groups(x0, x1, x2, in_c, col, s0, s1, s2);
+}
+#endif
+
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE) && MCU_PAIR_ASM
+/** The fast path's whole blocks of three consecutive pixels from x on (stride 1, in_c % 4 == 0):
+    each widened, then the pair job (its outputs out_c bytes apart). Its own function: the few
+    values it keeps stay in registers from block to block. */
+static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, const int8_t *x, int32_t in_c,
+                                                   int32_t out_c, int32_t blocks, int8_t *out)
+{
+    struct mcu_pair_job *const job = &g->job;
+    mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset);
+    int32_t *const col = (int32_t *)(void *)g->col;
+    job->d1 = out_c, job->d2 = 2 * out_c;
+    for (; blocks > 0; blocks--, x += 3 * in_c, out += 3 * out_c) {
+        if (g->o.pair_offset == MCU_CMSIS_PAIR_OFFSET) {
+            int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
+            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, &s0, &s1, &s2);
+            job->sums[0] = 128 * s0, job->sums[1] = 128 * s1, job->sums[2] = 128 * s2;
+        } else {
+            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL);
+        }
+        mcu_pair_gemm_restart(g);
+        job->out = out;
+        run(job);
     }
 }
 #endif
 
-#if !defined(MCU_CMSIS_USE_DSP)
+#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
 /** out0 / out1 (out_c values each) from the input pixels in0 / in1 (in_c values each). */
 static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights, const int32_t *bias,
                            const int32_t *multiplier, const int32_t *shift, const int8_t *in0, const int8_t *in1,
@@ -73,6 +107,27 @@ static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights
 }
 #endif
 
+#if defined(MCU_CMSIS_USE_MVE)
+/** Helium with the wide pair layout (C lowered for the DSP ISA, which no Helium kernel reads): the
+    plain loop, two pixels at a time copied to scratch first (read in place without scratch: a
+    chunk's copy). */
+static void wide_pairs(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
+                       const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *scratch,
+                       int8_t *output)
+{
+    const int32_t in_c = p->in_c, out_c = p->out_c, pixels = p->out_h * p->out_w;
+    for (int32_t n = 0; n < pixels; n += 2) {
+        const int32_t n1 = n + 1 < pixels ? n + 1 : n; /* an odd last pixel: computed twice */
+        const int8_t *x0 = pixel(p, input, n), *x1 = pixel(p, input, n1);
+        if (scratch != NULL) {
+            memcpy(scratch, x0, (size_t)in_c);
+            memcpy(scratch + in_c, x1, (size_t)in_c);
+            x0 = scratch, x1 = scratch + in_c;
+        }
+        mat_mult_2rows(p, weights, bias, multiplier, shift, x0, x1, output + n * out_c, output + n1 * out_c);
+    }
+}
+#endif
 
 /** Every pixel, read in place. */
 static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
@@ -81,6 +136,10 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
 {
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
+    if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) {
+        wide_pairs(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output);
+        return;
+    }
     mcu_cmsis_conv2d_1x1_s8_mve(p, input, weights, bias, multiplier, shift, p->chunk > 0 ? (int8_t *)scratch : NULL,
                                 output);
 #else
@@ -95,6 +154,12 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
     mcu_pair_gemm_init(&gemm, &o, weights, in_c, bias, multiplier, shift, rq, col);
     /* stride 1: the pixels are consecutive */
     const int dense = p->stride_w == 1 && p->stride_h == 1 && p->in_w == p->out_w;
+#if MCU_PAIR_ASM
+    if (gemm.fast && dense && (in_c & 3) == 0) { /* the whole blocks, then a short last one below */
+        n = pixels / MCU_PAIR_COLUMNS * MCU_PAIR_COLUMNS;
+        dense_blocks(&gemm, input, in_c, out_c, pixels / MCU_PAIR_COLUMNS, output);
+    }
+#endif
     for (; n < pixels; n += MCU_PAIR_COLUMNS) {
         /* a short last block: its last pixel again, computed twice into the same place */
         const int32_t n1 = n + 1 < pixels ? n + 1 : pixels - 1;
@@ -103,7 +168,7 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
         const int8_t *x1 = dense ? input + n1 * in_c : pixel(p, input, n1);
         const int8_t *x2 = dense ? input + n2 * in_c : pixel(p, input, n2);
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
-        if (p->pair_offset) {
+        if (p->pair_offset == MCU_CMSIS_PAIR_OFFSET) {
             int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
             widen_pixels(x0, x1, x2, in_c, col, &s0, &s1, &s2);
             sums[0] = s0, sums[1] = s1, sums[2] = s2;

@@ -35,7 +35,7 @@
 /** Parameters of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8). Batch 1, NHWC.
     pad_top/pad_left: padding before the first row/column (TFLite's SAME placement); mcu_cmsis_conv2d_s8
     also takes negative values (a window origin inside the input: a part of a larger output).
-    pair_offset: 1 when the weights are in the offset pair layout (below), else 0. chunk (1x1,
+    pair_offset: the weights' layout (below): MCU_CMSIS_PAIR_PLAIN (0), _OFFSET (1) or _WIDE (2). chunk (1x1,
     stride 1): 0, or the plain C and Helium paths copy `chunk` input pixels at a time to scratch
     before writing their outputs, so that the output may lie over the input (the DSP path widens
     its three pixels into scratch first anyway). first/count (mcu_cmsis_conv2d_s8 only): count > 0
@@ -125,11 +125,32 @@ typedef struct {
  */
 #define MCU_CMSIS_PAIR_DEPTH(k) (((k) + 15) / 16 * 16)
 
-/** Weight (r, k) of [rows][K] weights in the pair layout, offset (0 or 1) as above (the plain paths). */
-static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int32_t r, int32_t k, int32_t offset)
+/*
+ * The wide pair layout (a convolution's pair_offset MCU_CMSIS_PAIR_WIDE: the DSP ISA's convolutions
+ * with K below the offset layout's minimum, whose weights are few) stores the same pairs already
+ * widened and doubled, int16 little-endian: for each two columns 2s, 2s + 1 of K4 (K rounded up to
+ * a multiple of four, zero padded) the word (2 a[2s], 2 a[2s+1]) then the word (2 b[2s], 2 b[2s+1]);
+ * pair j starts at byte 4 * j * K4 (MCU_CMSIS_PAIR_WIDE_BYTES). Each word is an SMLAD operand as
+ * loaded: the DSP paths' inner step is five loads and six SMLAD, no split, and their accumulators
+ * (from doubled biases) hold the 2 * acc that the fast requantization multiplies, no LSL
+ * (mcu_cmsis_pair_dsp.h); twice the bytes.
+ */
+enum { MCU_CMSIS_PAIR_PLAIN = 0, MCU_CMSIS_PAIR_OFFSET = 1, MCU_CMSIS_PAIR_WIDE = 2 };
+
+/** Bytes of one pair of rows of K values in the wide pair layout. */
+#define MCU_CMSIS_PAIR_WIDE_BYTES(k) (4 * (((k) + 3) / 4 * 4))
+
+/** Weight (r, k) of [rows][K] weights in the pair layout `layout` (MCU_CMSIS_PAIR_*, as above; the
+    plain paths). */
+static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int32_t r, int32_t k, int32_t layout)
 {
+    if (layout == MCU_CMSIS_PAIR_WIDE) {
+        const uint8_t *v = (const uint8_t *)w + (r >> 1) * MCU_CMSIS_PAIR_WIDE_BYTES(depth) + 8 * (k >> 1) +
+                           4 * (r & 1) + 2 * (k & 1);
+        return (int16_t)(uint16_t)(v[0] | (v[1] << 8)) / 2;
+    }
     const int8_t v = w[(r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1)];
-    return offset && (r & 1) == 0 ? (int32_t)(uint8_t)v - 128 : v;
+    return layout == MCU_CMSIS_PAIR_OFFSET && (r & 1) == 0 ? (int32_t)(uint8_t)v - 128 : v;
 }
 
 /** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: on the DSP path three im2col

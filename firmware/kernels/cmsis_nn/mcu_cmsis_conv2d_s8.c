@@ -331,7 +331,7 @@ static __attribute__((noinline)) int block_3x3x3(const mcu_cmsis_conv_params *p,
     sums[0] = t0, sums[1] = t1, sums[2] = t2;
     return 1;
 }
-#elif !defined(MCU_CMSIS_USE_MVE)
+#else
 typedef int16_t col_t; /* the plain path's im2col values */
 
 /** n input values into the column (int8 -> col_t, natural order). */
@@ -392,6 +392,30 @@ static void mat_mult_2cols(const mcu_cmsis_conv_params *p, const int8_t *weights
         out1[oc] = mcu_cmsis_requantize_s8(acc1, multiplier[oc], shift[oc], out_offset, act_min, act_max);
     }
 }
+
+/** The plain path: output pixels [first, end) two at a time (on Helium, the wide pair layout's: C
+    lowered for the DSP ISA). */
+static void plain_range(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
+                        const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int16_t *scratch,
+                        int8_t *output, int32_t first, int32_t end)
+{
+    const int32_t k = p->k_h * p->k_w * p->in_c;
+    const int32_t out_w = p->out_w, out_c = p->out_c;
+    col_t *const col0 = (col_t *)scratch;
+    col_t *const col1 = col0 + k;
+    int32_t n = first;
+    for (; n + 2 <= end; n += 2) {
+        im2col(p, input, n / out_w, n % out_w, col0);
+        im2col(p, input, (n + 1) / out_w, (n + 1) % out_w, col1);
+        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col1, k, output + (n - first) * out_c,
+                       output + (n + 1 - first) * out_c);
+    }
+    if (n < end) { /* an odd last pixel: both columns the same, both results written once */
+        im2col(p, input, n / out_w, n % out_w, col0);
+        int8_t *const out = output + (n - first) * out_c;
+        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col0, k, out, out);
+    }
+}
 #endif /* the DSP / plain paths' helpers */
 
 void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
@@ -403,13 +427,16 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int32_t end = p->count > 0 ? p->first + p->count : p->out_h * p->out_w;
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
+    if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) { /* the DSP ISA's layout: no Helium kernel reads it */
+        plain_range(p, input, weights, bias, multiplier, shift, scratch, output, first, end);
+        return;
+    }
     mcu_cmsis_conv2d_s8_mve(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output, first, end);
-#else
+#elif defined(MCU_CMSIS_USE_DSP)
     const int32_t k = p->k_h * p->k_w * p->in_c;
     const int32_t out_w = p->out_w;
     const int32_t out_c = p->out_c;
     int32_t n = first;
-#if defined(MCU_CMSIS_USE_DSP)
     const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
     const int32_t k4 = mcu_pair_k4(k);
     int32_t *const col = (int32_t *)(void *)scratch; /* the widened block, then the int8 column */
@@ -428,12 +455,13 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         const int32_t n2 = n + 2 < end ? n + 2 : end - 1;
         int32_t y = oy, x = ox;
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
-        if (!direct || !block_3x3x3(p, &g, input, n, end, y, &x, col, p->pair_offset ? sums : NULL)) {
+        const int offset = p->pair_offset == MCU_CMSIS_PAIR_OFFSET;
+        if (!direct || !block_3x3x3(p, &g, input, n, end, y, &x, col, offset ? sums : NULL)) {
             for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
                 if (j > 0 && n + j < end && ++x == out_w) {
                     x = 0, y++;
                 }
-                if (p->pair_offset) {
+                if (offset) {
                     im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
                 } else {
                     im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
@@ -448,20 +476,7 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
                             output + (n2 - first) * out_c);
     }
 #else
-    col_t *const col0 = (col_t *)scratch;
-    col_t *const col1 = col0 + k;
     (void)rq;
-    for (; n + 2 <= end; n += 2) {
-        im2col(p, input, n / out_w, n % out_w, col0);
-        im2col(p, input, (n + 1) / out_w, (n + 1) % out_w, col1);
-        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col1, k, output + (n - first) * out_c,
-                       output + (n + 1 - first) * out_c);
-    }
-    if (n < end) { /* an odd last pixel: both columns the same, both results written once */
-        im2col(p, input, n / out_w, n % out_w, col0);
-        int8_t *const out = output + (n - first) * out_c;
-        mat_mult_2cols(p, weights, bias, multiplier, shift, col0, col0, k, out, out);
-    }
-#endif
+    plain_range(p, input, weights, bias, multiplier, shift, scratch, output, first, end);
 #endif
 }

@@ -10,7 +10,9 @@
  * and (b[2s], b[2s+1]): each SMLAD is two multiply-accumulates, and one loaded weight word feeds six
  * SMLAD (two rows x three columns). One step of two values: four loads back to back (the Cortex-M4
  * pipelines them: 5 cycles), two SXTB16, six SMLAD: 13 cycles for 12 multiply-accumulates; eight
- * steps per loop iteration, the pointers advanced by the last loads' writeback.
+ * steps per loop iteration, the pointers advanced by the last loads' writeback. The offset layout
+ * (below) takes one UXTB16 instead of the two SXTB16; the wide layout (the convolutions with small
+ * K, mcu_kernels_cmsis_nn.h) none: five loads back to back (6 cycles) and six SMLAD, 12 cycles.
  *
  * The loop is inline assembly (mcu_pair_dot3): the six accumulators, the three column words, the
  * two halves of the weight word and the three pointers are every register the core has, which gcc
@@ -41,7 +43,7 @@
 #define MCU_PAIR_COLUMNS 3
 
 /** The output stage of a matrix product: its row count (output channels or units), offset and
-    clamp, and whether its weights are in the offset pair layout (mcu_kernels_cmsis_nn.h). */
+    clamp, and its weights' pair layout (MCU_CMSIS_PAIR_*, mcu_kernels_cmsis_nn.h). */
 typedef struct {
     int32_t rows, offset, act_min, act_max, pair_offset;
 } mcu_pair_out;
@@ -50,6 +52,18 @@ typedef struct {
 static inline int32_t mcu_pair_k4(int32_t k)
 {
     return (k + 3) & ~3;
+}
+
+/** Bytes from one pair of rows of K values to the next in the pair layout `layout`. */
+static inline int32_t mcu_pair_stride(int32_t k, int32_t layout)
+{
+    return layout == MCU_CMSIS_PAIR_WIDE ? MCU_CMSIS_PAIR_WIDE_BYTES(k) : 2 * MCU_CMSIS_PAIR_DEPTH(k);
+}
+
+/** Weight bytes per step (two values of each row) in the pair layout `layout`. */
+static inline int32_t mcu_pair_step_bytes(int32_t layout)
+{
+    return layout == MCU_CMSIS_PAIR_WIDE ? 8 : 4;
 }
 
 /** Four int8 values x (values 4g .. 4g + 3 of a column) into their two words (x0, x1) and (x2, x3)
@@ -162,14 +176,40 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
         [cp] "+r"(cp), [w] "=&r"(w), [b] "=&r"(b), [c0] "=&r"(c0), [c1] "=&r"(c1), [c2] "=&r"(c2)
 #endif
 
-/** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
-    values, an even count) times the pair's weights at wp. sums: NULL for the plain pair layout;
-    for the offset layout 128 * each column's sum of values. The offset layout's loop keeps row a
-    plus 128 (UXTB16, started at acc - 128 * sum x) in a0..a2 and the raw words' products (the same
-    plus 256 * row b's sums) in b0..b2, then splits them. */
-static inline __attribute__((always_inline)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
-                                                                int32_t *acc, const int32_t *sums)
+/** mcu_pair_dot3 in the wide layout: the doubled weights' products summed from 0, halved, added. In
+    C, not inlined (small K, off the fast path, which has its own assembly: one copy of the loop). */
+__attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
+                                                        int32_t *acc)
 {
+    int32_t a0 = 0, a1 = 0, a2 = 0, b0 = 0, b1 = 0, b2 = 0;
+    for (int32_t s = 0; s < steps; s++, wp += 8, cp += 3) {
+        const int32_t wa = mcu_read_s8x4(wp), wb = mcu_read_s8x4(wp + 4);
+        a0 = mcu_smlad(cp[0], wa, a0);
+        b0 = mcu_smlad(cp[0], wb, b0);
+        a1 = mcu_smlad(cp[1], wa, a1);
+        b1 = mcu_smlad(cp[1], wb, b1);
+        a2 = mcu_smlad(cp[2], wa, a2);
+        b2 = mcu_smlad(cp[2], wb, b2);
+    }
+    const int32_t sum[6] = {a0 / 2, a1 / 2, a2 / 2, b0 / 2, b1 / 2, b2 / 2};
+    for (int i = 0; i < 6; i++) { /* wrapping, as the SMLAD chains of the other layouts */
+        acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)sum[i]);
+    }
+}
+
+/** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
+    values, an even count) times the pair's weights at wp. sums: NULL for the plain and wide pair
+    layouts (wide: 1 for the wide one, mcu_pair_wide_dot3); for the offset layout 128 * each
+    column's sum of values. The offset layout's loop keeps row a plus 128 (UXTB16, started at
+    acc - 128 * sum x) in a0..a2 and the raw words' products (the same plus 256 * row b's sums) in
+    b0..b2, then splits them. */
+static inline __attribute__((always_inline)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
+                                                                int32_t *acc, const int32_t *sums, const int wide)
+{
+    if (wide) {
+        mcu_pair_wide_dot3(wp, cp, steps, acc);
+        return;
+    }
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], b0 = acc[3], b1 = acc[4], b2 = acc[5];
     if (sums != NULL) {
         a0 -= sums[0], a1 -= sums[1], a2 -= sums[2];
@@ -230,12 +270,13 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
 {
     const int32_t rows = o->rows;
     const int32_t steps = mcu_pair_k4(k) >> 1;
-    const int32_t stride = 2 * MCU_CMSIS_PAIR_DEPTH(k);
-    const int32_t *const s = o->pair_offset ? sums : NULL;
+    const int32_t stride = mcu_pair_stride(k, o->pair_offset);
+    const int32_t *const s = o->pair_offset == MCU_CMSIS_PAIR_OFFSET ? sums : NULL;
+    const int wide = o->pair_offset == MCU_CMSIS_PAIR_WIDE;
     int32_t r = 0;
     for (; r + 2 <= rows; r += 2, weights += stride) {
         int32_t acc[6] = {bias[r], bias[r], bias[r], bias[r + 1], bias[r + 1], bias[r + 1]};
-        mcu_pair_dot3(weights, col, steps, acc, s);
+        mcu_pair_dot3(weights, col, steps, acc, s, wide);
         /* all six values before the stores: an int8 store may alias the records, forcing reloads */
         const int32_t v0a = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[0]);
         const int32_t v1a = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[1]);
@@ -252,7 +293,7 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
     }
     if (r < rows) { /* an odd last row: its pair's second row is zeros */
         int32_t acc[6] = {bias[r], bias[r], bias[r], 0, 0, 0};
-        mcu_pair_dot3(weights, col, steps, acc, s);
+        mcu_pair_dot3(weights, col, steps, acc, s, wide);
         const int32_t v0 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[0]);
         const int32_t v1 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[1]);
         const int32_t v2 = mcu_pair_requant(o, multiplier, shift, rq, r, mode, acc[2]);
@@ -269,7 +310,8 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
  * steps per iteration, entered at step 8 - (steps % 8) so any even step count needs no remainder
  * code: every step is a fixed number of 32-bit instructions), and the six results are requantized
  * (mcu_cmsis_rq + SSAT) and stored. The K loop holds every register, so the pair state lives in
- * this job record (offsets fixed: the assembly reads them).
+ * this job record (offsets fixed: the assembly reads them). Weak, like mcu_pair_matmul3_fast below:
+ * the linker keeps one copy of each, not one per kernel file that includes this header.
  */
 struct mcu_pair_job {
     int32_t d2, d1;        /* 0, 4: out2 - out0, out1 - out0 */
@@ -282,7 +324,8 @@ struct mcu_pair_job {
     int32_t skip;          /* 32: bytes from a pair's last step to the next pair's entry */
     const int32_t *rq_end; /* 36: the records after the last pair */
     uintptr_t entry;       /* 40: the K loop's entry address (set by the assembly) */
-    int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 */
+    int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the wide
+                              layout's straight steps: MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
     int32_t bias_b;        /* 60: the offset layout's row b bias, kept for the results */
 };
@@ -317,10 +360,28 @@ struct mcu_pair_job {
     "smlad r4, r12, r9, r4\n\t"                                                                                   \
     "smlad r7, r12, r8, r7\n\t"
 
+/* wide layout: 11 instructions (44 bytes) per step; the rows' int16 words straight into SMLAD; WB
+   "!" advances the weights (the column pointer stays) */
+#define MCU_PAIR_AWSTEP_(S, WB)                                                                                    \
+    "ldr.w r8, [r1, #(8 * " #S " + 4)]\n\t"                                                                      \
+    "ldr.w r9, [r1, #(8 * " #S " + 8)]" WB "\n\t"                                                                \
+    "ldr.w r10, [lr, #(12 * " #S " + 4)]\n\t"                                                                    \
+    "ldr.w r11, [lr, #(12 * " #S " + 8)]\n\t"                                                                    \
+    "ldr.w r12, [lr, #(12 * " #S " + 12)]\n\t"                                                                   \
+    "smlad r2, r10, r8, r2\n\t"                                                                                  \
+    "smlad r5, r10, r9, r5\n\t"                                                                                  \
+    "smlad r3, r11, r8, r3\n\t"                                                                                  \
+    "smlad r6, r11, r9, r6\n\t"                                                                                  \
+    "smlad r4, r12, r8, r4\n\t"                                                                                  \
+    "smlad r7, r12, r9, r7\n\t"
+
 /* requantize accumulator A into r11 (record m, add, right in r8, r9, r10) */
 #define MCU_PAIR_AREQ(A)                                                                                           \
-    "lsl r11, " A ", #1\n\t"                                                                                      \
-    "smmlar r11, r11, r8, r9\n\t"                                                                                 \
+    "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2(A, "r11")
+/* the same of A = 2 * acc (the wide layout's doubled weights and biases): no LSL */
+#define MCU_PAIR_AREQW(A) MCU_PAIR_AREQ2(A, A)
+#define MCU_PAIR_AREQ2(A, A2)                                                                                      \
+    "smmlar r11, " A2 ", r8, r9\n\t"                                                                              \
     "add r11, r11, " A ", asr #31\n\t"                                                                            \
     "asr r11, r11, r10\n\t"                                                                                       \
     "ssat r11, #8, r11\n\t"
@@ -346,18 +407,19 @@ struct mcu_pair_job {
     "bne 4b\n\t"
 
 /* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job) */
-#define MCU_PAIR_AEPILOGUE                                                                                         \
+#define MCU_PAIR_AEPILOGUE MCU_PAIR_AEPILOGUE_(MCU_PAIR_AREQ)
+#define MCU_PAIR_AEPILOGUE_(REQ)                                                                                   \
     "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
     "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
     "add r0, r12, r0\n\t"                                                                                         \
-    MCU_PAIR_AREQ("r2") "strb r11, [r12]\n\t"                                                                     \
-    MCU_PAIR_AREQ("r3") "strb r11, [r1]\n\t"                                                                      \
-    MCU_PAIR_AREQ("r4") "strb r11, [r0]\n\t"                                                                      \
+    REQ("r2") "strb r11, [r12]\n\t"                                                                               \
+    REQ("r3") "strb r11, [r1]\n\t"                                                                                \
+    REQ("r4") "strb r11, [r0]\n\t"                                                                                \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    MCU_PAIR_AREQ("r5") "strb r11, [r12, #1]\n\t"                                                                 \
-    MCU_PAIR_AREQ("r6") "strb r11, [r1, #1]\n\t"                                                                  \
-    MCU_PAIR_AREQ("r7") "strb r11, [r0, #1]\n\t"                                                                  \
+    REQ("r5") "strb r11, [r12, #1]\n\t"                                                                           \
+    REQ("r6") "strb r11, [r1, #1]\n\t"                                                                            \
+    REQ("r7") "strb r11, [r0, #1]\n\t"                                                                            \
     "add r12, r12, #2\n\t"                                                                                        \
     "ldr r0, [sp]\n\t"                                                                                            \
     "str r12, [r0, #8]\n\t"                                                                                       \
@@ -371,7 +433,7 @@ struct mcu_pair_job {
     "add sp, #4\n\t"                                                                                              \
     "pop {r4-r11, pc}\n\t"
 
-__attribute__((naked, noinline)) static void mcu_pair_rows3_asm(struct mcu_pair_job *job)
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_job *job)
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(48)
@@ -393,9 +455,45 @@ __attribute__((naked, noinline)) static void mcu_pair_rows3_asm(struct mcu_pair_
                      MCU_PAIR_AEPILOGUE);
 }
 
+/* The wide layout's K loop straight (its K is below 48: at most MCU_PAIR_WIDE_STEPS steps), entered
+   at step MCU_PAIR_WIDE_STEPS - steps (job->e), no loop end to compare, r0 keeping the job through
+   it; the weights doubled, the biases doubled too, so the accumulators hold 2 * acc, which the
+   requantization takes without its LSL (2 * acc fits: the records' proof). */
+#define MCU_PAIR_WIDE_STEPS 24
+#define MCU_PAIR_AWSTEPS_0_11                                                                                      \
+    MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
+        MCU_PAIR_AWSTEP_(4, "") MCU_PAIR_AWSTEP_(5, "") MCU_PAIR_AWSTEP_(6, "") MCU_PAIR_AWSTEP_(7, "")            \
+            MCU_PAIR_AWSTEP_(8, "") MCU_PAIR_AWSTEP_(9, "") MCU_PAIR_AWSTEP_(10, "") MCU_PAIR_AWSTEP_(11, "")
+#define MCU_PAIR_AWSTEPS_12_23                                                                                     \
+    MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
+        MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
+            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "") MCU_PAIR_AWSTEP_(23, "!")
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job)
+{
+    (void)job;
+    __asm__ volatile(MCU_PAIR_APROLOGUE(44)
+                     "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
+                     "ldr r8, [r0, #20]\n\t"
+                     "ldr lr, [r0, #24]\n\t"
+                     "ldr r9, [r0, #40]\n\t"
+                     "ldrd r2, r5, [r8], #8\n\t"
+                     "str r8, [r0, #20]\n\t"
+                     "lsl r2, r2, #1\n\t"
+                     "lsl r5, r5, #1\n\t"
+                     "mov r3, r2\n\t"
+                     "mov r4, r2\n\t"
+                     "mov r6, r5\n\t"
+                     "mov r7, r5\n\t"
+                     "bx r9\n\t"
+                     ".balign 4\n"
+                     "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_23
+                     "str r1, [r0, #16]\n\t"
+                     MCU_PAIR_AEPILOGUE_(MCU_PAIR_AREQW));
+}
+
 /* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's
    results are bias_b + (raw - row a) / 256. */
-__attribute__((naked, noinline)) static void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
@@ -430,37 +528,56 @@ __attribute__((naked, noinline)) static void mcu_pair_rows3_asm_offset(struct mc
                      MCU_PAIR_AEPILOGUE);
 }
 
+/** Whether the assembly takes K values in the pair layout `layout` (the wide one's straight steps:
+    up to 2 * MCU_PAIR_WIDE_STEPS values, every K it is picked for). */
+static inline int mcu_pair_asm_takes(int32_t k, int32_t layout)
+{
+    return k > 0 && (layout != MCU_CMSIS_PAIR_WIDE || mcu_pair_k4(k) <= 2 * MCU_PAIR_WIDE_STEPS);
+}
+
 /** The job of the fast form's full pairs (`pairs` >= 1) from their first pair on, the column
     block col; each run (mcu_pair_job_run) sets its outputs and starts (rq, weights, biases). */
 static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *weights, int32_t k, int32_t pairs,
-                                     const int32_t *bias, const int32_t *rq, const int32_t *col)
+                                     const int32_t *bias, const int32_t *rq, const int32_t *col, int32_t layout)
 {
     const int32_t steps = mcu_pair_k4(k) >> 1;
-    const int32_t e = (8 - (steps & 7)) & 7;
+    const int32_t e = layout == MCU_CMSIS_PAIR_WIDE ? MCU_PAIR_WIDE_STEPS - steps : (8 - (steps & 7)) & 7;
+    const int32_t step = mcu_pair_step_bytes(layout);
     const int8_t *const col_entry = (const int8_t *)col - 4 - 12 * e;
     job->rq = rq;
-    job->wp = weights - 4 - 4 * e;
+    job->wp = weights - 4 - step * e;
     job->bias = bias;
     job->col = col_entry;
     job->end = col_entry + 12 * (steps + e);
-    job->skip = 2 * MCU_CMSIS_PAIR_DEPTH(k) - 4 * steps - 4 * e;
+    job->skip = mcu_pair_stride(k, layout) - step * steps - step * e;
     job->rq_end = rq + 6 * pairs;
     job->entry = 0;
     job->e = e;
     job->bias_b = 0;
 }
 
-/** The job's pairs (from the starts its rq, wp and bias hold) into out0, out1, out2; sums: NULL
-    for the plain layout, else 128 * each column's sum (the offset layout). */
-static inline void mcu_pair_job_run(struct mcu_pair_job *job, const int32_t *sums, int8_t *out0, int8_t *out1,
-                                    int8_t *out2)
+/** The assembly routine of the pair layout `layout`. */
+typedef void mcu_pair_routine(struct mcu_pair_job *job);
+static inline mcu_pair_routine *mcu_pair_routine_of(int32_t layout)
+{
+    return layout == MCU_CMSIS_PAIR_OFFSET ? mcu_pair_rows3_asm_offset
+           : layout == MCU_CMSIS_PAIR_WIDE ? mcu_pair_rows3_asm_wide
+                                           : mcu_pair_rows3_asm;
+}
+
+/** The job's pairs (from the starts its rq, wp and bias hold) into out0, out1, out2, the weights
+    in the pair layout `layout`; sums: with the offset layout 128 * each column's sum. */
+static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, const int32_t *sums, int8_t *out0,
+                                    int8_t *out1, int8_t *out2)
 {
     job->d2 = (int32_t)(out2 - out0);
     job->d1 = (int32_t)(out1 - out0);
     job->out = out0;
-    if (sums != NULL) {
+    if (layout == MCU_CMSIS_PAIR_OFFSET) { /* direct calls: cheaper than through mcu_pair_routine_of */
         job->sums[0] = sums[0], job->sums[1] = sums[1], job->sums[2] = sums[2];
         mcu_pair_rows3_asm_offset(job);
+    } else if (layout == MCU_CMSIS_PAIR_WIDE) {
+        mcu_pair_rows3_asm_wide(job);
     } else {
         mcu_pair_rows3_asm(job);
     }
@@ -468,12 +585,12 @@ static inline void mcu_pair_job_run(struct mcu_pair_job *job, const int32_t *sum
 
 /** The fast form's full pairs (`pairs` >= 1) through the assembly. */
 static void mcu_pair_fast_pairs(const int8_t *weights, int32_t k, int32_t pairs, const int32_t *bias,
-                                const int32_t *rq, const int32_t *col, const int32_t *sums, int8_t *out0,
-                                int8_t *out1, int8_t *out2)
+                                const int32_t *rq, const int32_t *col, int32_t layout, const int32_t *sums,
+                                int8_t *out0, int8_t *out1, int8_t *out2)
 {
     struct mcu_pair_job job;
-    mcu_pair_job_init(&job, weights, k, pairs, bias, rq, col);
-    mcu_pair_job_run(&job, sums, out0, out1, out2);
+    mcu_pair_job_init(&job, weights, k, pairs, bias, rq, col, layout);
+    mcu_pair_job_run(&job, layout, sums, out0, out1, out2);
 }
 #endif
 
@@ -487,14 +604,14 @@ __attribute__((noinline, weak)) void mcu_pair_matmul3_fast(const mcu_pair_out *o
 {
 #if MCU_PAIR_ASM
     const int32_t pairs = o->rows >> 1;
-    if (pairs > 0 && k > 0) {
-        mcu_pair_fast_pairs(weights, k, pairs, bias, rq, col, o->pair_offset ? sums : NULL, out0, out1, out2);
+    if (pairs > 0 && mcu_pair_asm_takes(k, o->pair_offset)) {
+        mcu_pair_fast_pairs(weights, k, pairs, bias, rq, col, o->pair_offset, sums, out0, out1, out2);
         if ((o->rows & 1) == 0) {
             return;
         }
         const int32_t done = 2 * pairs; /* the odd last row below */
         const mcu_pair_out last = {1, o->offset, o->act_min, o->act_max, o->pair_offset};
-        mcu_pair_matmul3_mode(&last, weights + pairs * 2 * MCU_CMSIS_PAIR_DEPTH(k), k, bias + done, NULL, NULL,
+        mcu_pair_matmul3_mode(&last, weights + pairs * mcu_pair_stride(k, o->pair_offset), k, bias + done, NULL, NULL,
                               rq + 3 * done, col, sums, out0 + done, out1 + done, out2 + done, MCU_PAIR_FAST_FULL);
         return;
     }
@@ -551,12 +668,23 @@ static inline void mcu_pair_gemm_init(struct mcu_pair_gemm *g, const mcu_pair_ou
     g->o = *o, g->weights = weights, g->k = k, g->bias = bias, g->multiplier = multiplier, g->shift = shift;
     g->rq = rq, g->col = col;
 #if MCU_PAIR_ASM
-    g->fast = rq != NULL && o->act_min == -128 && o->act_max == 127 && (o->rows & 1) == 0 && o->rows > 0 && k > 0;
+    g->fast = rq != NULL && o->act_min == -128 && o->act_max == 127 && (o->rows & 1) == 0 && o->rows > 0 &&
+              mcu_pair_asm_takes(k, o->pair_offset);
     if (g->fast) {
-        mcu_pair_job_init(&g->job, weights, k, o->rows >> 1, bias, rq, col);
+        mcu_pair_job_init(&g->job, weights, k, o->rows >> 1, bias, rq, col, o->pair_offset);
     }
 #endif
 }
+
+#if MCU_PAIR_ASM
+/** The pair job back at the first pair (for the next block). */
+static inline void mcu_pair_gemm_restart(struct mcu_pair_gemm *g)
+{
+    g->job.rq = g->rq;
+    g->job.wp = g->weights - 4 - mcu_pair_step_bytes(g->o.pair_offset) * g->job.e;
+    g->job.bias = g->bias;
+}
+#endif
 
 /** The block's outputs out_p[r] for every row r and the three columns p of the block (sums: each
     column's sum of values, read with the offset layout). */
@@ -566,10 +694,8 @@ static inline void mcu_pair_gemm_block(struct mcu_pair_gemm *g, const int32_t *s
 #if MCU_PAIR_ASM
     if (g->fast) {
         const int32_t s128[3] = {sums[0] * 128, sums[1] * 128, sums[2] * 128};
-        g->job.rq = g->rq;
-        g->job.wp = g->weights - 4 - 4 * g->job.e;
-        g->job.bias = g->bias;
-        mcu_pair_job_run(&g->job, g->o.pair_offset ? s128 : NULL, out0, out1, out2);
+        mcu_pair_gemm_restart(g);
+        mcu_pair_job_run(&g->job, g->o.pair_offset, s128, out0, out1, out2);
         return;
     }
 #endif

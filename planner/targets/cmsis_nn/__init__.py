@@ -14,9 +14,11 @@ call fits the generic template (a parameter struct: `Lowered.struct`), its templ
 Precomputed, in short: per-channel multipliers and shifts (TFLM's derivation); for convolutions and
 fully connected layers, biases folded with the input zero point and weights in the pair layout
 (common.pair_rows: output channels 2j and 2j + 1 byte interleaved, which SXTB16 / SXTB16 ROR #8 and
-Helium's VLD2 split at full rate; for convolutions where common.pair_offset allows, each pair's first
-row stored plus 128, which lets the DSP inner loop split each weight word once: only for the DSP
-ISA, Helium and plain C pay for it); depthwise taps in their natural [KH*KW][OC] layout. Every
+Helium's VLD2 split at full rate; for convolutions, common.pair_layout: from K = 48 on where it is
+exact each pair's first row stored plus 128, which lets the DSP inner loop split each weight word
+once, below it the pairs already widened to int16 words (twice the bytes of few weights), no split:
+only for the DSP ISA, Helium and plain C pay for it, Helium reading the wide layout through plain C);
+depthwise taps in their natural [KH*KW][OC] layout. Every
 layout is read by the plain, DSP and MVE builds of the kernels alike (the generated C runs wherever
 it is built), the ISA (planner/target.py) only picks the fastest; the columns' SIMD orderings live
 in the kernels' scratch.

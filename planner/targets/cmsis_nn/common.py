@@ -69,42 +69,62 @@ def pair_depth(k: int) -> int:
     return kernel_size("cmsis_nn", "MCU_CMSIS_PAIR_DEPTH", k).bytes
 
 
-def pair_rows(w: np.ndarray, offset: bool = False) -> np.ndarray:
+# The pair layouts (a convolution's `pair_offset` parameter, MCU_CMSIS_PAIR_* in mcu_kernels_cmsis_nn.h).
+PLAIN, OFFSET, WIDE = 0, 1, 2
+
+
+def pair_rows(w: np.ndarray, layout: int = PLAIN) -> np.ndarray:
     """[rows][K] int8 weights in the pair layout of mcu_kernels_cmsis_nn.h: rows 2j and 2j + 1 byte
     interleaved (w[2j][0], w[2j + 1][0], w[2j][1], ...), each pair padded with zeros to
-    pair_depth(K) columns, an odd last row paired with a row of zeros; flat int8. offset: row 2j's K
-    values stored plus 128 (as uint8: the byte pattern w ^ 0x80), its padding still 0."""
+    pair_depth(K) columns, an odd last row paired with a row of zeros; flat int8. OFFSET: row 2j's K
+    values stored plus 128 (as uint8: the byte pattern w ^ 0x80), its padding still 0. WIDE: int16
+    little-endian and doubled, per pair and two columns 2s, 2s + 1 of K rounded up to four the word
+    (2 w[2j][2s], 2 w[2j][2s + 1]) then the word (2 w[2j + 1][2s], 2 w[2j + 1][2s + 1])."""
     rows, k = w.shape
+    if layout == WIDE:
+        k4, pairs = -(-k // 4) * 4, (rows + 1) // 2
+        padded = np.zeros((2 * pairs, k4), "<i2")
+        padded[:rows, :k] = 2 * w.astype(np.int16)
+        return padded.reshape(pairs, 2, k4 // 2, 2).transpose(0, 2, 1, 3).reshape(-1).view(np.int8)
     out = np.zeros(((rows + 1) // 2, pair_depth(k), 2), np.int8)
     first = w[0::2].astype(np.int8)
-    out[:, :k, 0] = first ^ np.int8(-128) if offset else first
+    out[:, :k, 0] = first ^ np.int8(-128) if layout == OFFSET else first
     out[: rows // 2, :k, 1] = w[1::2]
     return out.reshape(-1)
 
 
-def unpair_rows(flat: np.ndarray, rows: int, k: int, offset: bool = False) -> np.ndarray:
+def unpair_rows(flat: np.ndarray, rows: int, k: int, layout: int = PLAIN) -> np.ndarray:
     """The [rows][K] weights back from their pair layout (pair_rows)."""
-    pairs = np.asarray(flat).reshape((rows + 1) // 2, pair_depth(k), 2)[:, :k].copy()
-    if offset:
-        pairs[:, :, 0] ^= np.int8(-128)
-    return pairs.transpose(0, 2, 1).reshape(-1, k)[:rows]
+    pairs = (rows + 1) // 2
+    if layout == WIDE:
+        k4 = -(-k // 4) * 4
+        wide = np.ascontiguousarray(flat).view("<i2").reshape(pairs, k4 // 2, 2, 2).transpose(0, 2, 1, 3)
+        return (wide.reshape(2 * pairs, k4)[:rows, :k] // 2).astype(np.int8)
+    out = np.asarray(flat).reshape(pairs, pair_depth(k), 2)[:, :k].copy()
+    if layout == OFFSET:
+        out[:, :, 0] ^= np.int8(-128)
+    return out.transpose(0, 2, 1).reshape(-1, k)[:rows]
 
 
 # The DSP paths' one-SXTB16 inner loop (mcu_cmsis_pair_dsp.h) pays off from this K on.
 PAIR_OFFSET_MIN_K = 48
 
 
-def pair_offset(w: np.ndarray, isa: str) -> bool:
-    """Whether a [rows][K] layer takes the offset pair layout: built for the DSP paths (the only ones
-    it speeds up: Helium pays a VSUB per weight vector for it, plain C a subtraction per weight),
-    K at least PAIR_OFFSET_MIN_K and, for every pair's second row b, |sum(x * b)| < 2^23 for all int8
-    inputs x (128 * sum|b| < 2^23), so the DSP paths recover that sum exactly from the raw weight
-    word's product (mcu_cmsis_pair_dsp.h)."""
+def pair_layout(w: np.ndarray, isa: str) -> int:
+    """The pair layout of a [rows][K] convolution's weights. Built for the DSP paths (the only ones
+    the other layouts speed up: Helium pays a VSUB per weight vector for the offset one, plain C a
+    subtraction per weight): below PAIR_OFFSET_MIN_K the wide one (int16 words, no split in the inner
+    step; twice the bytes of weights that are few), from it on the offset one where, for every
+    pair's second row b, |sum(x * b)| < 2^23 for all int8 inputs x (128 * sum|b| < 2^23), so the DSP
+    paths recover that sum exactly from the raw weight word's product (mcu_cmsis_pair_dsp.h);
+    otherwise, and for the other ISAs, the plain one."""
     if isa != "dsp":
-        return False
+        return PLAIN
     rows, k = w.shape
+    if k < PAIR_OFFSET_MIN_K:
+        return WIDE
     b = np.abs(w[1::2].astype(np.int64)).sum(axis=1)
-    return bool(k >= PAIR_OFFSET_MIN_K and (b.size == 0 or 128 * int(b.max()) < 2**23))
+    return OFFSET if b.size == 0 or 128 * int(b.max()) < 2**23 else PLAIN
 
 
 # ---- checks -----------------------------------------------------------------------------------------

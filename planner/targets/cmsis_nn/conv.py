@@ -1,8 +1,9 @@
 """CONV_2D on cmsis-nn: mcu_cmsis_conv2d_1x1_s8 (1x1 filters read input pixels in place) and
 mcu_cmsis_conv2d_s8 (im2col), both over OHWI weight rows in the pair layout (common.pair_rows:
 output channels 2j and 2j + 1 byte interleaved, what SXTB16 / SXTB16 ROR #8 and Helium's VLD2 split;
-with `pair_offset` where common.pair_offset allows (built for the DSP ISA), channel 2j's weights
-stored plus 128, which the DSP paths' inner loop exploits) with the bias folded with the input zero
+with `pair_offset` the layout common.pair_layout picks (built for the DSP ISA: the offset one,
+channel 2j's weights stored plus 128, or for small K the wide one, int16 words, which the DSP paths'
+inner loop exploits)) with the bias folded with the input zero
 point: acc = sum(x * w) + bias', bias' = bias + input_offset * sum(w). Exact integer algebra once
 padding is filled with the input zero point (a padded tap then adds zp * w, which the fold cancels),
 so the inner loops multiply raw int8 values.
@@ -58,9 +59,9 @@ def lower(call: Call, isa: str) -> Lowered:
     params.update(common.geometry(call, kh, kw))
     w2d = w.reshape(oc, kh * kw * ic)
     consts["bias"] = common.folded_bias(call, w2d.astype(np.int64).sum(axis=1), params["input_offset"])
-    params["pair_offset"] = int(common.pair_offset(w2d, isa))
+    params["pair_offset"] = common.pair_layout(w2d, isa)
     params["chunk"] = 0
-    consts["weights"] = common.pair_rows(w2d.astype(np.int8), bool(params["pair_offset"]))
+    consts["weights"] = common.pair_rows(w2d.astype(np.int8), params["pair_offset"])
     with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
     if uses_1x1(call):  # the DSP path widens three input pixels in scratch
         # Overlap: output pixels in raster order, two at a time (plain C, Helium pairs: both
@@ -116,7 +117,7 @@ MVE_PAIR_COPY = 2
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
     p, k = kc.params, kc.constants
     oh, ow, oc = p["out_h"], p["out_w"], p["out_c"]
-    weights = common.unpair_rows(k["weights"], oc, p["k_h"] * p["k_w"] * p["in_c"], bool(p["pair_offset"]))
+    weights = common.unpair_rows(k["weights"], oc, p["k_h"] * p["k_w"] * p["in_c"], p["pair_offset"])
     cols = common.padded_windows(args[0], p, fill=-p["input_offset"]).reshape(oh * ow, -1)
     acc = c.exact_matmul(cols, weights.T) + k["bias"]
     return common.requantize(acc, kc).reshape(kc.output.shape)
