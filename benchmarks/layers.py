@@ -107,7 +107,7 @@ def match(op: str, ours: dict, board: str) -> tuple[str, float | None]:
 
 def layer_features(kc) -> dict:
     p = kc.params
-    if kc.info.op == "fully_connected":
+    if "depth" in p and "k_h" not in p:  # a fully connected kernel (also a single-window conv lowered so)
         return {"k": (1, 1), "stride": 1, "in_c": p["depth"], "out_c": p["units"], "px": 1}
     return {"k": (p["k_h"], p["k_w"]), "stride": p["stride_h"], "in_c": p["in_c"], "out_c": p["out_c"],
             "px": p["out_h"] * p["out_w"]}
