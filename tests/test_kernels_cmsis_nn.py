@@ -454,6 +454,8 @@ CASES = {
     "dw3x3_c18_pixels": lambda r: dwconv(r, (6, 6), 18, 1, (3, 3)),
     "dw3x3_c40_tall_columns": lambda r: dwconv(r, (20, 6), 40, 1, (3, 3)),
     "dw3x3_c24_s2_pixels": lambda r: dwconv(r, (5, 7), 24, 1, (3, 3), stride=(2, 2)),
+    # a map narrower than the window (every window past both side borders; SAME)
+    "dw3x3_c12_narrow_pixels": lambda r: dwconv(r, (2, 1), 12, 1, (3, 3)),
     # fully connected
     "fc_1x32x16": lambda r: fc(r, 1, 32, 16),
     "fc_1x37x13_relu": lambda r: fc(r, 1, 37, 13, act="RELU"),

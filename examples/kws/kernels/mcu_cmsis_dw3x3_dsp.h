@@ -57,13 +57,39 @@ static inline void mcu_cmsis_dw3x3_tap(const int8_t *x, const int32_t *w2, int32
     mcu_smlatt_acc(a3, x13, w13);
 }
 
+/** The nine tap pointers of a window at input row/column (iy, ix) that crosses the border: a tap
+    outside the input points at the pad row. Not inlined: the channel loop keeps its registers. */
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_border_taps(const int8_t *input, const int8_t *pad,
+                                                                  int32_t in_h, int32_t in_w, int32_t ch,
+                                                                  int32_t iy, int32_t ix, const int8_t **tap)
+{
+    const int x0 = ix >= 0 && ix < in_w, x1 = ix + 1 >= 0 && ix + 1 < in_w, x2 = ix + 2 >= 0 && ix + 2 < in_w;
+    for (int32_t dy = 0; dy < 3; dy++, tap += 3) {
+        const int32_t y = iy + dy, at = (y * in_w + ix) * ch;
+        const int in = y >= 0 && y < in_h;
+        tap[0] = in && x0 ? input + at : pad;
+        tap[1] = in && x1 ? input + at + ch : pad;
+        tap[2] = in && x2 ? input + at + 2 * ch : pad;
+    }
+}
+
+/** What every pixel of one call shares (one pointer instead of ten arguments per pixel). */
+struct mcu_cmsis_dw3x3_args {
+    const mcu_cmsis_dw_conv_params *p;
+    const int8_t *input, *pad, *weights;
+    const int32_t *wq, *bias, *folded, *multiplier, *shift, *rq;
+};
+
 /** Output pixel `out`, whose window starts at input row/column (iy, ix); `fast`: a constant in
     each instance below, rq proven and the clamp the whole int8 range (SSAT alone). */
-__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(
-    const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *pad, const int32_t *wq,
-    const int8_t *weights, const int32_t *bias, const int32_t *folded, const int32_t *multiplier,
-    const int32_t *shift, const int32_t *rq, int32_t iy, int32_t ix, int8_t *out, int fast)
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(const struct mcu_cmsis_dw3x3_args *k,
+                                                                         int32_t iy, int32_t ix, int8_t *out,
+                                                                         int fast)
 {
+    const mcu_cmsis_dw_conv_params *p = k->p;
+    const int8_t *input = k->input, *pad = k->pad, *weights = k->weights;
+    const int32_t *wq = k->wq, *bias = k->bias, *folded = k->folded, *multiplier = k->multiplier;
+    const int32_t *shift = k->shift, *rq = k->rq;
     const int32_t in_h = p->in_h, in_w = p->in_w, ch = p->out_c, input_offset = p->input_offset;
     const int32_t out_offset = p->output_offset, act_min = p->act_min, act_max = p->act_max;
     const int8_t *tap[9];
@@ -79,10 +105,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(
         tap[7] = tap[6] + ch;
         tap[8] = tap[7] + ch;
     } else {
-        for (int32_t t = 0; t < 9; t++) {
-            const int32_t y = iy + t / 3, x = ix + t % 3;
-            tap[t] = y >= 0 && y < in_h && x >= 0 && x < in_w ? input + (y * in_w + x) * ch : pad;
-        }
+        mcu_cmsis_dw3x3_border_taps(input, pad, in_h, in_w, ch, iy, ix, tap);
     }
     const int32_t full = ch & ~3;
     int32_t c = 0;
@@ -128,25 +151,17 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(
 
 /* Not inlined: the channel loop needs every register, none held by the pixel loops around it
    (and the tap pointers live in the instance's own frame). */
-__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_fast(const mcu_cmsis_dw_conv_params *p,
-                                                                 const int8_t *input, const int8_t *pad,
-                                                                 const int32_t *wq, const int8_t *weights,
-                                                                 const int32_t *bias, const int32_t *folded,
-                                                                 const int32_t *multiplier, const int32_t *shift,
-                                                                 const int32_t *rq, int32_t iy, int32_t ix, int8_t *out)
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_fast(const struct mcu_cmsis_dw3x3_args *k, int32_t iy,
+                                                                 int32_t ix, int8_t *out)
 {
-    mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, folded, multiplier, shift, rq, iy, ix, out, 1);
+    mcu_cmsis_dw3x3_pixel_mode(k, iy, ix, out, 1);
 }
 
 /** The same with a clamp inside the int8 range, or without rq (the general requantization). */
-__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_any(const mcu_cmsis_dw_conv_params *p,
-                                                                const int8_t *input, const int8_t *pad,
-                                                                const int32_t *wq, const int8_t *weights,
-                                                                const int32_t *bias, const int32_t *folded,
-                                                                const int32_t *multiplier, const int32_t *shift,
-                                                                const int32_t *rq, int32_t iy, int32_t ix, int8_t *out)
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_any(const struct mcu_cmsis_dw3x3_args *k, int32_t iy,
+                                                                int32_t ix, int8_t *out)
 {
-    mcu_cmsis_dw3x3_pixel_mode(p, input, pad, wq, weights, bias, folded, multiplier, shift, rq, iy, ix, out, 0);
+    mcu_cmsis_dw3x3_pixel_mode(k, iy, ix, out, 0);
 }
 
 /** Every output pixel; fast: rq given and the clamp the whole int8 range (the planner's own pixel
@@ -176,14 +191,14 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
         wq[18 * g + 16] = mcu_sxtb16(word);
         wq[18 * g + 17] = mcu_sxtb16_ror8(word);
     }
+    const struct mcu_cmsis_dw3x3_args k = {p, input, pad, weights, wq, bias, folded, multiplier, shift, rq};
     int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(3, 3, ch, p->in_c));
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int32_t iy = oy * p->stride_h - p->pad_top;
         for (int32_t ox = 0; ox < out_w; ox++) {
             const int32_t ix = ox * p->stride_w - p->pad_left;
             (fast ? mcu_cmsis_dw3x3_pixel_fast : mcu_cmsis_dw3x3_pixel_any)(
-                p, input, pad, wq, weights, bias, folded, multiplier, shift, rq, iy, ix,
-                mcu_cmsis_dw_lag_out(p, ring, output, oy * out_w + ox));
+                &k, iy, ix, mcu_cmsis_dw_lag_out(p, ring, output, oy * out_w + ox));
         }
     }
     if (p->lag > 0) {
