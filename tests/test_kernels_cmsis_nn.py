@@ -1236,6 +1236,28 @@ def test_generated_sources_cross_compile_for_cortex_m(tmp_path):
         assert proc.returncode == 0, f"{cpu[0]} {opt}:\n{proc.stderr[:2000]}"
 
 
+def test_only_the_convolutions_define_the_wide_pair_routines(tmp_path):
+    """The fully connected kernel shares the generic pair routines, which name the wide layout's
+    (mcu_cmsis_pair_dsp.h), but never takes that layout: its object only references them weakly
+    (nothing pulled in: AD's firmware carries none), the convolutions' objects define them."""
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc not installed")
+    wide = {"mcu_pair_rows3_asm_wide", "mcu_pair_wide_dot3"}
+    for name, defines in [("mcu_cmsis_fully_connected_s8", False), ("mcu_cmsis_conv2d_s8", True),
+                          ("mcu_cmsis_conv2d_1x1_s8", True)]:
+        obj = tmp_path / f"{name}.o"
+        cmd = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-mthumb", "-std=c11",
+               "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(KERNELS), "-I", str(INCLUDE), "-c",
+               str(KERNELS / f"{name}.c"), "-o", str(obj)]
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[:2000]
+        nm = subprocess.run(["arm-none-eabi-nm", str(obj)], check=True, capture_output=True, text=True).stdout
+        kinds = {parts[-1]: parts[-2] for parts in (line.split() for line in nm.splitlines()) if parts[-1] in wide}
+        if defines:
+            assert kinds == {s: "W" for s in wide}, (name, kinds)
+        else:
+            assert kinds == {s: "w" for s in wide}, (name, kinds)  # weak undefined
+
 # ---- the same kernel cases on QEMU: real DSP instructions (Cortex-M4) and Helium (Cortex-M55) ------
 
 QEMU_STARTUP = r"""

@@ -177,7 +177,14 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
 #endif
 
 /** mcu_pair_dot3 in the wide layout: the doubled weights' products summed from 0, halved, added. In
-    C, not inlined (small K, off the fast path, which has its own assembly: one copy of the loop). */
+    C, not inlined (small K, off the fast path, which has its own assembly: one copy of the loop).
+    Defined only where MCU_PAIR_WIDE_DEFS is (the convolutions, whose weights may be wide), a weak
+    reference elsewhere: the fully connected kernel shares the generic pair routines below, which
+    name it, but never takes the wide layout, and a firmware without a convolution links no wide
+    code (an undefined weak reference pulls nothing in, and is never reached). */
+__attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
+                                                        int32_t *acc);
+#if defined(MCU_PAIR_WIDE_DEFS)
 __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
                                                         int32_t *acc)
 {
@@ -196,6 +203,7 @@ __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const 
         acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)sum[i]);
     }
 }
+#endif
 
 /** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
     values, an even count) times the pair's weights at wp. sums: NULL for the plain and wide pair
@@ -468,6 +476,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
         MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
             MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "") MCU_PAIR_AWSTEP_(23, "!")
+/* Defined where MCU_PAIR_WIDE_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job);
+#if defined(MCU_PAIR_WIDE_DEFS)
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job)
 {
     (void)job;
@@ -490,6 +501,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "str r1, [r0, #16]\n\t"
                      MCU_PAIR_AEPILOGUE_(MCU_PAIR_AREQW));
 }
+#endif
 
 /* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's
    results are bias_b + (raw - row a) / 256. */
