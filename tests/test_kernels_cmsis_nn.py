@@ -376,6 +376,9 @@ CASES = {
     "conv_1x1_ic47_oc5_wide_layout": lambda r: conv(r, (3, 4), 47, 5, (1, 1)),
     "conv_1x1_ic4_oc3_relu_wide_layout": lambda r: conv(r, (5, 3), 4, 3, (1, 1), act="RELU"),
     "conv_2x2_ic11_oc6_s2_wide_layout": lambda r: conv(r, (7, 8), 11, 6, (2, 2), stride=(2, 2)),
+    # in_c % 4 == 0 with K < 48: windows inside the input and over the border widened, then put in the
+    # wide layout's order (mcu_pair_wide_order)
+    "conv_3x3_ic4_oc6_wide_layout": lambda r: conv(r, (6, 7), 4, 6, (3, 3)),
     "conv_1x1_ic32_oc8_s2": lambda r: conv(r, (9, 7), 32, 8, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc8_relu": lambda r: conv(r, (4, 3), 64, 8, (1, 1), act="RELU"),
     "conv_1x1_ic128_oc4": lambda r: conv(r, (3, 3), 128, 4, (1, 1)),
@@ -1147,12 +1150,15 @@ def test_lowering_picks_the_kernel_variants():
     assert not pairs[:, 54:].any() and not pairs[2, :, 1].any()
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
-    call = conv(rng, (5, 5), 4, 3, (3, 3))  # K = 36: the wide layout, doubled int16 words 2 (a[2s], a[2s+1]), 2 (b[2s], b[2s+1])
+    # K = 36: the wide layout, doubled int16 words 2 (a[c], a[c']), 2 (b[c], b[c']) over the columns in
+    # the order SXTB16 / SXTB16 ROR #8 split an input word: 0, 2, then 1, 3 of each four
+    call = conv(rng, (5, 5), 4, 3, (3, 3))
     _, k = lowered(call)
-    w = call.args[1].data.reshape(3, 36).astype(np.int16)
+    w = call.args[1].data.reshape(3, 36).astype(np.int16)[:, [4 * g + j for g in range(9) for j in (0, 2, 1, 3)]]
     words = k.constants["weights"].view("<i2").reshape(2, 18, 2, 2)  # pair, step, row, lane
     assert k.params["pair_offset"] == 2 and np.array_equal(words[:, :, 0].reshape(2, 36), 2 * w[0::2])
     assert np.array_equal(words[:1, :, 1].reshape(1, 36), 2 * w[1::2]) and not words[1, :, 1].any()
+    w = call.args[1].data.reshape(3, 36)
     _, k = lowered(call, isa="plain")  # the other ISAs: the plain layout
     pairs = k.constants["weights"].reshape(2, 48, 2)
     assert k.params["pair_offset"] == 0 and np.array_equal(pairs[:, :36, 0], w[0::2])

@@ -81,6 +81,38 @@ static inline __attribute__((always_inline)) void mcu_pair_put4(int32_t *slot, i
     }
 }
 
+/** The wide layout's order (its weights stored so, mcu_kernels_cmsis_nn.h): four int8 values x into
+    the words (x0, x2) and (x1, x3) at slot and slot + cols, as SXTB16 / SXTB16 ROR #8 give them (no
+    PKHBT / PKHTB). */
+static inline __attribute__((always_inline)) void mcu_pair_put4_lanes(int32_t *slot, int32_t x, const int32_t cols)
+{
+    slot[0] = mcu_sxtb16(x);
+    slot[cols] = mcu_sxtb16_ror8(x);
+}
+
+/** mcu_pair_put4, or with `lanes` (the wide layout, which sums nothing) mcu_pair_put4_lanes. */
+static inline __attribute__((always_inline)) void mcu_pair_put4_of(int32_t *slot, int32_t x, const int32_t cols,
+                                                                   int32_t *sum, const int lanes)
+{
+    if (lanes) {
+        mcu_pair_put4_lanes(slot, x, cols);
+    } else {
+        mcu_pair_put4(slot, x, cols, sum);
+    }
+}
+
+/** Column slot `slot` of the three-column block (K4 values, widened by mcu_pair_put4) put in the
+    wide layout's order (mcu_pair_put4_lanes): per four values the words (x0, x1), (x2, x3) into
+    (x0, x2), (x1, x3). For the paths off the fast ones, which widen one way for every layout. */
+static inline void mcu_pair_wide_order(int32_t *slot, int32_t k4)
+{
+    for (int32_t i = 0; i < k4; i += 4, slot += 2 * MCU_PAIR_COLUMNS) {
+        const int32_t lo = slot[0], hi = slot[MCU_PAIR_COLUMNS];
+        slot[0] = mcu_pkhbt16(lo, hi);
+        slot[MCU_PAIR_COLUMNS] = mcu_pkhtb16(hi, lo);
+    }
+}
+
 /** n int8 values (any n) into the column at slot of a block of `cols` interleaved columns, zero
     padded to whole groups of four; sum as mcu_pair_put4. */
 static inline __attribute__((always_inline)) void mcu_pair_column_of(const int8_t *x, int32_t n, int32_t *slot,
