@@ -376,6 +376,9 @@ CASES = {
     "conv_1x1_ic47_oc5_wide_layout": lambda r: conv(r, (3, 4), 47, 5, (1, 1)),
     "conv_1x1_ic4_oc3_relu_wide_layout": lambda r: conv(r, (5, 3), 4, 3, (1, 1), act="RELU"),
     "conv_2x2_ic11_oc6_s2_wide_layout": lambda r: conv(r, (7, 8), 11, 6, (2, 2), stride=(2, 2)),
+    # in_c % 4 == 0 with K < 48: windows inside the input and over the border widened, then put in the
+    # wide layout's order (mcu_pair_wide_order)
+    "conv_3x3_ic4_oc6_wide_layout": lambda r: conv(r, (6, 7), 4, 6, (3, 3)),
     "conv_1x1_ic32_oc8_s2": lambda r: conv(r, (9, 7), 32, 8, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc8_relu": lambda r: conv(r, (4, 3), 64, 8, (1, 1), act="RELU"),
     "conv_1x1_ic128_oc4": lambda r: conv(r, (3, 3), 128, 4, (1, 1)),
@@ -1149,12 +1152,15 @@ def test_lowering_picks_the_kernel_variants():
     assert not pairs[:, 54:].any() and not pairs[2, :, 1].any()
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
-    call = conv(rng, (5, 5), 4, 3, (3, 3))  # K = 36: the wide layout, doubled int16 words 2 (a[2s], a[2s+1]), 2 (b[2s], b[2s+1])
+    # K = 36: the wide layout, doubled int16 words 2 (a[c], a[c']), 2 (b[c], b[c']) over the columns in
+    # the order SXTB16 / SXTB16 ROR #8 split an input word: 0, 2, then 1, 3 of each four
+    call = conv(rng, (5, 5), 4, 3, (3, 3))
     _, k = lowered(call)
-    w = call.args[1].data.reshape(3, 36).astype(np.int16)
+    w = call.args[1].data.reshape(3, 36).astype(np.int16)[:, [4 * g + j for g in range(9) for j in (0, 2, 1, 3)]]
     words = k.constants["weights"].view("<i2").reshape(2, 18, 2, 2)  # pair, step, row, lane
     assert k.params["pair_offset"] == 2 and np.array_equal(words[:, :, 0].reshape(2, 36), 2 * w[0::2])
     assert np.array_equal(words[:1, :, 1].reshape(1, 36), 2 * w[1::2]) and not words[1, :, 1].any()
+    w = call.args[1].data.reshape(3, 36)
     _, k = lowered(call, isa="plain")  # the other ISAs: the plain layout
     pairs = k.constants["weights"].reshape(2, 48, 2)
     assert k.params["pair_offset"] == 0 and np.array_equal(pairs[:, :36, 0], w[0::2])
@@ -1237,6 +1243,28 @@ def test_generated_sources_cross_compile_for_cortex_m(tmp_path):
         proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=tmp_path)
         assert proc.returncode == 0, f"{cpu[0]} {opt}:\n{proc.stderr[:2000]}"
 
+
+def test_only_the_convolutions_define_the_wide_pair_routines(tmp_path):
+    """The fully connected kernel shares the generic pair routines, which name the wide layout's
+    (mcu_cmsis_pair_dsp.h), but never takes that layout: its object only references them weakly
+    (nothing pulled in: AD's firmware carries none), the convolutions' objects define them."""
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc not installed")
+    wide = {"mcu_pair_rows3_asm_wide", "mcu_pair_wide_dot3"}
+    for name, defines in [("mcu_cmsis_fully_connected_s8", False), ("mcu_cmsis_conv2d_s8", True),
+                          ("mcu_cmsis_conv2d_1x1_s8", True)]:
+        obj = tmp_path / f"{name}.o"
+        cmd = ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-mthumb", "-std=c11",
+               "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(KERNELS), "-I", str(INCLUDE), "-c",
+               str(KERNELS / f"{name}.c"), "-o", str(obj)]
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[:2000]
+        nm = subprocess.run(["arm-none-eabi-nm", str(obj)], check=True, capture_output=True, text=True).stdout
+        kinds = {parts[-1]: parts[-2] for parts in (line.split() for line in nm.splitlines()) if parts[-1] in wide}
+        if defines:
+            assert kinds == {s: "W" for s in wide}, (name, kinds)
+        else:
+            assert kinds == {s: "w" for s in wide}, (name, kinds)  # weak undefined
 
 # ---- the same kernel cases on QEMU: real DSP instructions (Cortex-M4) and Helium (Cortex-M55) ------
 

@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#define MCU_PAIR_WIDE_DEFS /* this kernel may take the wide pair layout: mcu_cmsis_pair_dsp.h */
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -33,16 +34,16 @@ static const int8_t *pixel(const mcu_cmsis_conv_params *p, const int8_t *input, 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
 /** The three pixels' in_c values (in_c % 4 == 0) at x0, x1, x2 widened into the block `col`, a
     group of four of each at a time, side by side; s0, s1, s2: NULL, or the columns' running sums
-    (the offset layout). */
+    (the offset layout); lanes: the wide layout's order (mcu_pair_put4_of). */
 static inline __attribute__((always_inline)) void widen_groups(const int8_t *x0, const int8_t *x1, const int8_t *x2,
                                                                int32_t in_c, int32_t *col, int32_t *s0, int32_t *s1,
-                                                               int32_t *s2)
+                                                               int32_t *s2, const int lanes)
 {
     for (int32_t i = 0; i < in_c; i += 4, col += 2 * MCU_PAIR_COLUMNS) {
         const int32_t a = mcu_read_s8x4(x0 + i), b = mcu_read_s8x4(x1 + i), c = mcu_read_s8x4(x2 + i);
-        mcu_pair_put4(col, a, MCU_PAIR_COLUMNS, s0);
-        mcu_pair_put4(col + 1, b, MCU_PAIR_COLUMNS, s1);
-        mcu_pair_put4(col + 2, c, MCU_PAIR_COLUMNS, s2);
+        mcu_pair_put4_of(col, a, MCU_PAIR_COLUMNS, s0, lanes);
+        mcu_pair_put4_of(col + 1, b, MCU_PAIR_COLUMNS, s1, lanes);
+        mcu_pair_put4_of(col + 2, c, MCU_PAIR_COLUMNS, s2, lanes);
     }
 }
 
@@ -57,7 +58,7 @@ static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0,
         mcu_pair_column(x2, in_c, col + 2, s2);
         return;
     }
-    widen_groups(x0, x1, x2, in_c, col, s0, s1, s2);
+    widen_groups(x0, x1, x2, in_c, col, s0, s1, s2, 0);
 }
 #endif
 
@@ -75,10 +76,12 @@ static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, cons
     for (; blocks > 0; blocks--, x += 3 * in_c, out += 3 * out_c) {
         if (g->o.pair_offset == MCU_CMSIS_PAIR_OFFSET) {
             int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
-            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, &s0, &s1, &s2);
+            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, &s0, &s1, &s2, 0);
             job->sums[0] = 128 * s0, job->sums[1] = 128 * s1, job->sums[2] = 128 * s2;
+        } else if (g->o.pair_offset == MCU_CMSIS_PAIR_WIDE) {
+            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL, 1);
         } else {
-            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL);
+            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL, 0);
         }
         mcu_pair_gemm_restart(g);
         job->out = out;
@@ -172,8 +175,15 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
             int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
             widen_pixels(x0, x1, x2, in_c, col, &s0, &s1, &s2);
             sums[0] = s0, sums[1] = s1, sums[2] = s2;
+        } else if (p->pair_offset == MCU_CMSIS_PAIR_WIDE && (in_c & 3) == 0) {
+            widen_groups(x0, x1, x2, in_c, col, NULL, NULL, NULL, 1);
         } else {
             widen_pixels(x0, x1, x2, in_c, col, NULL, NULL, NULL);
+            if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) { /* in_c % 4 != 0 */
+                mcu_pair_wide_order(col, mcu_pair_k4(in_c));
+                mcu_pair_wide_order(col + 1, mcu_pair_k4(in_c));
+                mcu_pair_wide_order(col + 2, mcu_pair_k4(in_c));
+            }
         }
         mcu_pair_gemm_block(&gemm, sums, output + n * out_c, output + n1 * out_c, output + n2 * out_c);
     }

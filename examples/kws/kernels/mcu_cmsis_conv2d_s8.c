@@ -7,13 +7,16 @@
  *
  * DSP path: three pixels' columns widened into scratch (mcu_cmsis_pair_dsp.h: interleaved int16
  * pairs, straight from the input when in_c % 4 == 0 or, for 3x3 windows over three channels (the
- * first layers), when the block's three windows lie wholly inside the input; else through one int8
- * column), then two output channels x three pixels per step. Scratch: the widened block (6 * K4
+ * first layers; their weights in the wide layout), when the block's three windows lie wholly inside
+ * the input; else through one int8 column), then two output channels x three pixels per step. With
+ * the wide layout the columns are put in its order (mcu_pair_put4_lanes, or mcu_pair_wide_order
+ * after the common widening). Scratch: the widened block (6 * K4
  * bytes), then the int8 column (K4 and 4 bytes of slack).
  *
  * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with in_c % 16 == 0
  * two pixels' columns interleaved and two pixels x four output channels per step).
  */
+#define MCU_PAIR_WIDE_DEFS /* this kernel may take the wide pair layout: mcu_cmsis_pair_dsp.h */
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -86,27 +89,35 @@ static __attribute__((noinline)) void im2col_s8(const mcu_cmsis_conv_params *p, 
 }
 
 /** n int8 values (a multiple of four) at src widened into column slot `slot` of the block, sixteen
-    at a time, then eight, then four; sum: NULL or the column's running sum (mcu_pair_put4). */
-static inline __attribute__((always_inline)) void widen_run(const int8_t *src, int32_t n, int32_t *slot,
-                                                            int32_t *sum)
+    at a time, then eight, then four; sum: NULL or the column's running sum, lanes: the wide
+    layout's order (mcu_pair_put4_of). */
+static inline __attribute__((always_inline)) void widen_run_of(const int8_t *src, int32_t n, int32_t *slot,
+                                                               int32_t *sum, const int lanes)
 {
     for (; n >= 16; n -= 16, src += 16, slot += 8 * MCU_PAIR_COLUMNS) {
         const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
         const int32_t x2 = mcu_read_s8x4(src + 8), x3 = mcu_read_s8x4(src + 12);
-        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS, sum);
-        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum);
-        mcu_pair_put4(slot + 4 * MCU_PAIR_COLUMNS, x2, MCU_PAIR_COLUMNS, sum);
-        mcu_pair_put4(slot + 6 * MCU_PAIR_COLUMNS, x3, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4_of(slot, x0, MCU_PAIR_COLUMNS, sum, lanes);
+        mcu_pair_put4_of(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum, lanes);
+        mcu_pair_put4_of(slot + 4 * MCU_PAIR_COLUMNS, x2, MCU_PAIR_COLUMNS, sum, lanes);
+        mcu_pair_put4_of(slot + 6 * MCU_PAIR_COLUMNS, x3, MCU_PAIR_COLUMNS, sum, lanes);
     }
     if (n & 8) {
         const int32_t x0 = mcu_read_s8x4(src), x1 = mcu_read_s8x4(src + 4);
-        mcu_pair_put4(slot, x0, MCU_PAIR_COLUMNS, sum);
-        mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4_of(slot, x0, MCU_PAIR_COLUMNS, sum, lanes);
+        mcu_pair_put4_of(slot + 2 * MCU_PAIR_COLUMNS, x1, MCU_PAIR_COLUMNS, sum, lanes);
         src += 8, slot += 4 * MCU_PAIR_COLUMNS;
     }
     if (n & 4) {
-        mcu_pair_put4(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS, sum);
+        mcu_pair_put4_of(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS, sum, lanes);
     }
+}
+
+/** widen_run_of in the order of the plain and offset layouts. */
+static inline __attribute__((always_inline)) void widen_run(const int8_t *src, int32_t n, int32_t *slot,
+                                                            int32_t *sum)
+{
+    widen_run_of(src, n, slot, sum, 0);
 }
 
 /** n values (a multiple of four) of the input zero point into column slot `slot`; sum as widen_run. */
@@ -196,22 +207,24 @@ static inline __attribute__((always_inline)) void copy_rows(const int8_t *src, i
 /** The 3x3 window of a three-channel input (K = 27, the usual first layer) wholly inside the input,
     its three rows of nine values `step` bytes apart at src, straight into column slot `slot` (no
     int8 stage; K4 = 28, the last value 0). Each row is read as three words, up to three values past
-    its end: the pixel right of the window, inside the input (struct window's x_max). */
+    its end: the pixel right of the window, inside the input (struct window's x_max). sum and
+    lanes: mcu_pair_put4_of. */
 static inline __attribute__((always_inline)) void widen_3x3x3(const int8_t *src, int32_t step, int32_t *slot,
-                                                              int32_t *sum)
+                                                              int32_t *sum, const int lanes)
 {
     const int8_t *const r1 = src + step, *const r2 = r1 + step;
     const uint32_t a2 = (uint32_t)mcu_read_s8x4(src + 8), b0 = (uint32_t)mcu_read_s8x4(r1);
     const uint32_t b2 = (uint32_t)mcu_read_s8x4(r1 + 7), c0 = (uint32_t)mcu_read_s8x4(r2);
     const uint32_t c2 = (uint32_t)mcu_read_s8x4(r2 + 6);
     /* little endian: value j of a group of four in bits 8j .. 8j + 7 */
-    mcu_pair_put4(slot, mcu_read_s8x4(src), MCU_PAIR_COLUMNS, sum);                            /* row 0: 0..3 */
-    mcu_pair_put4(slot + 2 * MCU_PAIR_COLUMNS, mcu_read_s8x4(src + 4), MCU_PAIR_COLUMNS, sum); /* 4..7 */
-    mcu_pair_put4(slot + 4 * MCU_PAIR_COLUMNS, (int32_t)((a2 & 0xffu) | (b0 << 8)), MCU_PAIR_COLUMNS, sum);
-    mcu_pair_put4(slot + 6 * MCU_PAIR_COLUMNS, mcu_read_s8x4(r1 + 3), MCU_PAIR_COLUMNS, sum); /* row 1: 3..6 */
-    mcu_pair_put4(slot + 8 * MCU_PAIR_COLUMNS, (int32_t)((b2 & 0xffffu) | (c0 << 16)), MCU_PAIR_COLUMNS, sum);
-    mcu_pair_put4(slot + 10 * MCU_PAIR_COLUMNS, mcu_read_s8x4(r2 + 2), MCU_PAIR_COLUMNS, sum); /* row 2: 2..5 */
-    mcu_pair_put4(slot + 12 * MCU_PAIR_COLUMNS, (int32_t)(c2 & 0xffffffu), MCU_PAIR_COLUMNS, sum);
+    const int32_t c = MCU_PAIR_COLUMNS;
+    mcu_pair_put4_of(slot, mcu_read_s8x4(src), c, sum, lanes);             /* row 0: 0..3 */
+    mcu_pair_put4_of(slot + 2 * c, mcu_read_s8x4(src + 4), c, sum, lanes); /* 4..7 */
+    mcu_pair_put4_of(slot + 4 * c, (int32_t)((a2 & 0xffu) | (b0 << 8)), c, sum, lanes);
+    mcu_pair_put4_of(slot + 6 * c, mcu_read_s8x4(r1 + 3), c, sum, lanes); /* row 1: 3..6 */
+    mcu_pair_put4_of(slot + 8 * c, (int32_t)((b2 & 0xffffu) | (c0 << 16)), c, sum, lanes);
+    mcu_pair_put4_of(slot + 10 * c, mcu_read_s8x4(r2 + 2), c, sum, lanes); /* row 2: 2..5 */
+    mcu_pair_put4_of(slot + 12 * c, (int32_t)(c2 & 0xffffffu), c, sum, lanes);
 }
 
 /** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
@@ -226,20 +239,28 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
 {
     /* the sum in a local: the column's stores cannot alias it */
     int32_t acc = 0, *const s = sum != NULL ? &acc : NULL;
+    const int lanes = sum == NULL && p->pair_offset == MCU_CMSIS_PAIR_WIDE; /* the wide layout's order */
     const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
     const int inside = ix0 >= 0 && ix0 <= g->x_max && iy0 >= 0 && iy0 <= g->y_max;
     if ((p->in_c & 3) == 0) {
         if (!inside) {
             im2col_widened_body(p, input, oy, ox, slot, s);
+            if (lanes) {
+                mcu_pair_wide_order(slot, k4);
+            }
             if (sum != NULL) {
                 *sum = acc;
             }
             return;
         }
+        int32_t *const column = slot;
         const int8_t *src = input + (iy0 * p->in_w + ix0) * p->in_c;
         const int32_t row = g->row;
         for (int32_t ky = p->k_h; ky > 0; ky--, src += g->step, slot += row / 2 * MCU_PAIR_COLUMNS) {
             widen_run(src, row, slot, s);
+        }
+        if (lanes) {
+            mcu_pair_wide_order(column, k4);
         }
         if (sum != NULL) {
             *sum = acc;
@@ -249,7 +270,11 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
     /* an inside 3x3 three-channel window in a block block_3x3x3 did not take (across two rows, or another
        window of it over the border) */
     if (inside && p->in_c == 3 && p->k_h == 3 && p->k_w == 3) {
-        widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, s);
+        if (lanes) {
+            widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, NULL, 1);
+        } else {
+            widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, s, 0);
+        }
     } else {
         if (inside) {
             copy_rows(input + (iy0 * p->in_w + ix0) * p->in_c, g->step, p->k_h, g->words, g->row, stage);
@@ -259,7 +284,11 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
         if (k < k4) { /* the 1..3 values past K (and up to 3 bytes of the slack): one word, not a memset call */
             mcu_write_s8x4(stage + k, 0);
         }
-        widen_run(stage, k4, slot, s);
+        if (lanes) {
+            widen_run_of(stage, k4, slot, NULL, 1);
+        } else {
+            widen_run(stage, k4, slot, s);
+        }
     }
     if (sum != NULL) {
         *sum = acc;
@@ -281,11 +310,12 @@ static __attribute__((noinline)) void im2col_column_sum(const mcu_cmsis_conv_par
 {
     im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, sum);
 }
-/** 1 where the windows are 3x3 over three channels (K = 27) and not dilated horizontally: the
+/** 1 where the windows are 3x3 over three channels (K = 27) and not dilated horizontally, the
+    weights in the wide layout (the DSP ISA's for that K; the others' go the general way): the
     blocks whose three windows are wholly inside the input take block_3x3x3. */
 static int direct_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g)
 {
-    return p->in_c == 3 && p->k_h == 3 && p->k_w == 3 && g->x_max >= 0;
+    return p->in_c == 3 && p->k_h == 3 && p->k_w == 3 && g->x_max >= 0 && p->pair_offset == MCU_CMSIS_PAIR_WIDE;
 }
 
 /** The first value of output pixel (oy, ox)'s window when it is wholly inside the input (struct
@@ -300,13 +330,12 @@ static inline const int8_t *inside_window(const mcu_cmsis_conv_params *p, const 
 
 /** The block of pixels n, n + 1, n + 2 (pixel n at (y, *ox)) when the three are in one output
     row and their windows are 3x3 over three channels wholly inside the input: widened straight
-    from the input rows into the block `col` (sums: NULL, or each column's sum of values, the offset
-    layout), *ox moved to the block's last pixel, 1; else (a short last block, a block across two
-    rows, a window over the border) 0, nothing done. Not inlined: the other blocks' loop keeps its
-    registers. */
+    from the input rows into the block `col` in the wide layout's order (mcu_pair_put4_lanes), *ox
+    moved to the block's last pixel, 1; else (a short last block, a block across two rows, a window
+    over the border) 0, nothing done. Not inlined: the other blocks' loop keeps its registers. */
 static __attribute__((noinline)) int block_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g,
                                                  const int8_t *input, int32_t n, int32_t pixels, int32_t y,
-                                                 int32_t *ox, int32_t *col, int32_t *sums)
+                                                 int32_t *ox, int32_t *col)
 {
     const int32_t x = *ox;
     if (n + 2 >= pixels || x + 2 >= p->out_w) {
@@ -318,17 +347,9 @@ static __attribute__((noinline)) int block_3x3x3(const mcu_cmsis_conv_params *p,
     }
     const int8_t *const s1 = s0 + 3 * p->stride_w, *const s2 = s1 + 3 * p->stride_w;
     *ox = x + 2;
-    if (sums == NULL) {
-        widen_3x3x3(s0, g->step, col, NULL);
-        widen_3x3x3(s1, g->step, col + 1, NULL);
-        widen_3x3x3(s2, g->step, col + 2, NULL);
-        return 1;
-    }
-    int32_t t0 = 0, t1 = 0, t2 = 0; /* locals: the column's stores cannot alias them */
-    widen_3x3x3(s0, g->step, col, &t0);
-    widen_3x3x3(s1, g->step, col + 1, &t1);
-    widen_3x3x3(s2, g->step, col + 2, &t2);
-    sums[0] = t0, sums[1] = t1, sums[2] = t2;
+    widen_3x3x3(s0, g->step, col, NULL, 1);
+    widen_3x3x3(s1, g->step, col + 1, NULL, 1);
+    widen_3x3x3(s2, g->step, col + 2, NULL, 1);
     return 1;
 }
 #else
@@ -456,7 +477,7 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         int32_t y = oy, x = ox;
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
         const int offset = p->pair_offset == MCU_CMSIS_PAIR_OFFSET;
-        if (!direct || !block_3x3x3(p, &g, input, n, end, y, &x, col, offset ? sums : NULL)) {
+        if (!direct || !block_3x3x3(p, &g, input, n, end, y, &x, col)) {
             for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
                 if (j > 0 && n + j < end && ++x == out_w) {
                     x = 0, y++;

@@ -81,6 +81,38 @@ static inline __attribute__((always_inline)) void mcu_pair_put4(int32_t *slot, i
     }
 }
 
+/** The wide layout's order (its weights stored so, mcu_kernels_cmsis_nn.h): four int8 values x into
+    the words (x0, x2) and (x1, x3) at slot and slot + cols, as SXTB16 / SXTB16 ROR #8 give them (no
+    PKHBT / PKHTB). */
+static inline __attribute__((always_inline)) void mcu_pair_put4_lanes(int32_t *slot, int32_t x, const int32_t cols)
+{
+    slot[0] = mcu_sxtb16(x);
+    slot[cols] = mcu_sxtb16_ror8(x);
+}
+
+/** mcu_pair_put4, or with `lanes` (the wide layout, which sums nothing) mcu_pair_put4_lanes. */
+static inline __attribute__((always_inline)) void mcu_pair_put4_of(int32_t *slot, int32_t x, const int32_t cols,
+                                                                   int32_t *sum, const int lanes)
+{
+    if (lanes) {
+        mcu_pair_put4_lanes(slot, x, cols);
+    } else {
+        mcu_pair_put4(slot, x, cols, sum);
+    }
+}
+
+/** Column slot `slot` of the three-column block (K4 values, widened by mcu_pair_put4) put in the
+    wide layout's order (mcu_pair_put4_lanes): per four values the words (x0, x1), (x2, x3) into
+    (x0, x2), (x1, x3). For the paths off the fast ones, which widen one way for every layout. */
+static inline void mcu_pair_wide_order(int32_t *slot, int32_t k4)
+{
+    for (int32_t i = 0; i < k4; i += 4, slot += 2 * MCU_PAIR_COLUMNS) {
+        const int32_t lo = slot[0], hi = slot[MCU_PAIR_COLUMNS];
+        slot[0] = mcu_pkhbt16(lo, hi);
+        slot[MCU_PAIR_COLUMNS] = mcu_pkhtb16(hi, lo);
+    }
+}
+
 /** n int8 values (any n) into the column at slot of a block of `cols` interleaved columns, zero
     padded to whole groups of four; sum as mcu_pair_put4. */
 static inline __attribute__((always_inline)) void mcu_pair_column_of(const int8_t *x, int32_t n, int32_t *slot,
@@ -177,7 +209,14 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
 #endif
 
 /** mcu_pair_dot3 in the wide layout: the doubled weights' products summed from 0, halved, added. In
-    C, not inlined (small K, off the fast path, which has its own assembly: one copy of the loop). */
+    C, not inlined (small K, off the fast path, which has its own assembly: one copy of the loop).
+    Defined only where MCU_PAIR_WIDE_DEFS is (the convolutions, whose weights may be wide), a weak
+    reference elsewhere: the fully connected kernel shares the generic pair routines below, which
+    name it, but never takes the wide layout, and a firmware without a convolution links no wide
+    code (an undefined weak reference pulls nothing in, and is never reached). */
+__attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
+                                                        int32_t *acc);
+#if defined(MCU_PAIR_WIDE_DEFS)
 __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
                                                         int32_t *acc)
 {
@@ -196,6 +235,7 @@ __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const 
         acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)sum[i]);
     }
 }
+#endif
 
 /** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
     values, an even count) times the pair's weights at wp. sums: NULL for the plain and wide pair
@@ -468,6 +508,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
         MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
             MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "") MCU_PAIR_AWSTEP_(23, "!")
+/* Defined where MCU_PAIR_WIDE_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job);
+#if defined(MCU_PAIR_WIDE_DEFS)
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job)
 {
     (void)job;
@@ -490,6 +533,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "str r1, [r0, #16]\n\t"
                      MCU_PAIR_AEPILOGUE_(MCU_PAIR_AREQW));
 }
+#endif
 
 /* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's
    results are bias_b + (raw - row a) / 256. */

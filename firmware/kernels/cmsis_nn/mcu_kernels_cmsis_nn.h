@@ -128,8 +128,10 @@ typedef struct {
 /*
  * The wide pair layout (a convolution's pair_offset MCU_CMSIS_PAIR_WIDE: the DSP ISA's convolutions
  * with K below the offset layout's minimum, whose weights are few) stores the same pairs already
- * widened and doubled, int16 little-endian: for each two columns 2s, 2s + 1 of K4 (K rounded up to
- * a multiple of four, zero padded) the word (2 a[2s], 2 a[2s+1]) then the word (2 b[2s], 2 b[2s+1]);
+ * widened and doubled, int16 little-endian, the columns of K4 (K rounded up to a multiple of four,
+ * zero padded) in the order 0, 2, 1, 3 within each group of four (as SXTB16 / SXTB16 ROR #8 split an
+ * input word: the DSP paths widen the columns without PKH): for each two columns c, c' of that order
+ * the word (2 a[c], 2 a[c']) then the word (2 b[c], 2 b[c']);
  * pair j starts at byte 4 * j * K4 (MCU_CMSIS_PAIR_WIDE_BYTES). Each word is an SMLAD operand as
  * loaded: the DSP paths' inner step is five loads and six SMLAD, no split, and their accumulators
  * (from doubled biases) hold the 2 * acc that the fast requantization multiplies, no LSL
@@ -145,8 +147,9 @@ enum { MCU_CMSIS_PAIR_PLAIN = 0, MCU_CMSIS_PAIR_OFFSET = 1, MCU_CMSIS_PAIR_WIDE 
 static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int32_t r, int32_t k, int32_t layout)
 {
     if (layout == MCU_CMSIS_PAIR_WIDE) {
-        const uint8_t *v = (const uint8_t *)w + (r >> 1) * MCU_CMSIS_PAIR_WIDE_BYTES(depth) + 8 * (k >> 1) +
-                           4 * (r & 1) + 2 * (k & 1);
+        const int32_t q = (k & ~3) | ((k & 1) << 1) | ((k >> 1) & 1); /* its place: 0, 2, 1, 3 per four */
+        const uint8_t *v = (const uint8_t *)w + (r >> 1) * MCU_CMSIS_PAIR_WIDE_BYTES(depth) + 8 * (q >> 1) +
+                           4 * (r & 1) + 2 * (q & 1);
         return (int16_t)(uint16_t)(v[0] | (v[1] << 8)) / 2;
     }
     const int8_t v = w[(r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1)];

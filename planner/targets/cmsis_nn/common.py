@@ -78,19 +78,28 @@ def pair_rows(w: np.ndarray, layout: int = PLAIN) -> np.ndarray:
     interleaved (w[2j][0], w[2j + 1][0], w[2j][1], ...), each pair padded with zeros to
     pair_depth(K) columns, an odd last row paired with a row of zeros; flat int8. OFFSET: row 2j's K
     values stored plus 128 (as uint8: the byte pattern w ^ 0x80), its padding still 0. WIDE: int16
-    little-endian and doubled, per pair and two columns 2s, 2s + 1 of K rounded up to four the word
-    (2 w[2j][2s], 2 w[2j][2s + 1]) then the word (2 w[2j + 1][2s], 2 w[2j + 1][2s + 1])."""
+    little-endian and doubled, the columns of K rounded up to four in each group of four taken in the
+    order 0, 2, 1, 3 (wide_order: as SXTB16 / SXTB16 ROR #8 split an input word), per pair and two
+    columns c, c' of that order the word (2 w[2j][c], 2 w[2j][c']) then the word
+    (2 w[2j + 1][c], 2 w[2j + 1][c'])."""
     rows, k = w.shape
     if layout == WIDE:
         k4, pairs = -(-k // 4) * 4, (rows + 1) // 2
         padded = np.zeros((2 * pairs, k4), "<i2")
         padded[:rows, :k] = 2 * w.astype(np.int16)
-        return padded.reshape(pairs, 2, k4 // 2, 2).transpose(0, 2, 1, 3).reshape(-1).view(np.int8)
+        ordered = padded[:, wide_order(k4)]
+        return ordered.reshape(pairs, 2, k4 // 2, 2).transpose(0, 2, 1, 3).reshape(-1).view(np.int8)
     out = np.zeros(((rows + 1) // 2, pair_depth(k), 2), np.int8)
     first = w[0::2].astype(np.int8)
     out[:, :k, 0] = first ^ np.int8(-128) if layout == OFFSET else first
     out[: rows // 2, :k, 1] = w[1::2]
     return out.reshape(-1)
+
+
+def wide_order(k4: int) -> np.ndarray:
+    """The wide layout's column order over K4 columns: each group of four as 0, 2, 1, 3 (its own
+    inverse)."""
+    return (np.arange(k4).reshape(-1, 4)[:, [0, 2, 1, 3]]).reshape(-1)
 
 
 def unpair_rows(flat: np.ndarray, rows: int, k: int, layout: int = PLAIN) -> np.ndarray:
@@ -99,7 +108,7 @@ def unpair_rows(flat: np.ndarray, rows: int, k: int, layout: int = PLAIN) -> np.
     if layout == WIDE:
         k4 = -(-k // 4) * 4
         wide = np.ascontiguousarray(flat).view("<i2").reshape(pairs, k4 // 2, 2, 2).transpose(0, 2, 1, 3)
-        return (wide.reshape(2 * pairs, k4)[:rows, :k] // 2).astype(np.int8)
+        return (wide.reshape(2 * pairs, k4)[:, wide_order(k4)][:rows, :k] // 2).astype(np.int8)
     out = np.asarray(flat).reshape(pairs, pair_depth(k), 2)[:, :k].copy()
     if layout == OFFSET:
         out[:, :, 0] ^= np.int8(-128)
