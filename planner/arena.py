@@ -133,8 +133,9 @@ def plan_program(program: Program, algorithms=None, mode: str = "balanced", budg
     def planner(m: str, quick: bool = False) -> Callable[[Program], tuple[Program, ArenaPlan]]:
         return lambda p: _plan_overlaps(p, algorithms, m, max(budget - fusion_cost(p), 0), quick)
 
-    # the search compares arenas only: `min` skips the search for overlaps its arena does not need
-    # (that lowers their instruction cost, never the arena), done once on the chosen program
+    # the fusion search compares arenas only: its plans skip the search for costly overlaps the
+    # arena does not need (that lowers their instruction cost, never the arena), done once on the
+    # chosen program
     return choose_fusions(program, planner(mode, quick=True), mode, budget, planner("balanced", quick=True), planner(mode))
 
 
@@ -146,8 +147,9 @@ def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", bu
     fast: no Overlap declaration used. min: every declaration that needs no parameter (no
     instruction cost), and those that do except each the arena stays as small without. balanced:
     the same, then while those cost more than `budget` instructions together (their
-    Overlap.cost_instructions), the one whose loss grows the arena least dropped. `quick` (min
-    only): every declaration used, none dropped (an arena no smaller, for fewer plans)."""
+    Overlap.cost_instructions), the one whose loss grows the arena least dropped. `quick`: the
+    costly declarations the arena does not need are not looked for (balanced still drops for its
+    budget): an arena never smaller (the same on every model tried), for far fewer plans."""
     if mode not in MEMORY_MODES:
         raise ModelError(f"unknown memory mode '{mode}'; known: {', '.join(MEMORY_MODES)}")
     costly = {s for s, b in enumerate(program.bindings) if b.kernel.overlap is not None and b.kernel.overlap.needs}
