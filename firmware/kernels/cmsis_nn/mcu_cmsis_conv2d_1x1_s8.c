@@ -108,26 +108,18 @@ static void mat_mult_2rows(const mcu_cmsis_conv_params *p, const int8_t *weights
         out1[oc] = mcu_cmsis_requantize_s8(acc1, multiplier[oc], shift[oc], p->output_offset, p->act_min, p->act_max);
     }
 }
-#endif
 
-#if defined(MCU_CMSIS_USE_MVE)
-/** Helium with the wide pair layout (C lowered for the DSP ISA, which no Helium kernel reads): the
-    plain loop, two pixels at a time copied to scratch first (read in place without scratch: a
-    chunk's copy). */
-static void wide_pairs(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
-                       const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *scratch,
-                       int8_t *output)
+/** The plain loop: two pixels at a time, read in place (an odd last pixel computed twice into the
+    same place); on Helium, the wide pair layout's (C lowered for the DSP ISA, which no Helium
+    kernel reads). */
+static void plain_pairs(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights,
+                        const int32_t *bias, const int32_t *multiplier, const int32_t *shift, int8_t *output)
 {
-    const int32_t in_c = p->in_c, out_c = p->out_c, pixels = p->out_h * p->out_w;
+    const int32_t out_c = p->out_c, pixels = p->out_h * p->out_w;
     for (int32_t n = 0; n < pixels; n += 2) {
-        const int32_t n1 = n + 1 < pixels ? n + 1 : n; /* an odd last pixel: computed twice */
-        const int8_t *x0 = pixel(p, input, n), *x1 = pixel(p, input, n1);
-        if (scratch != NULL) {
-            memcpy(scratch, x0, (size_t)in_c);
-            memcpy(scratch + in_c, x1, (size_t)in_c);
-            x0 = scratch, x1 = scratch + in_c;
-        }
-        mat_mult_2rows(p, weights, bias, multiplier, shift, x0, x1, output + n * out_c, output + n1 * out_c);
+        const int32_t n1 = n + 1 < pixels ? n + 1 : n;
+        mat_mult_2rows(p, weights, bias, multiplier, shift, pixel(p, input, n), pixel(p, input, n1),
+                       output + n * out_c, output + n1 * out_c);
     }
 }
 #endif
@@ -139,17 +131,16 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
 {
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
-    if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) {
-        wide_pairs(p, input, weights, bias, multiplier, shift, (int8_t *)scratch, output);
+    if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) { /* with a chunk: in_chunks */
+        plain_pairs(p, input, weights, bias, multiplier, shift, output);
         return;
     }
     mcu_cmsis_conv2d_1x1_s8_mve(p, input, weights, bias, multiplier, shift, p->chunk > 0 ? (int8_t *)scratch : NULL,
                                 output);
-#else
+#elif defined(MCU_CMSIS_USE_DSP)
     const int32_t out_c = p->out_c;
     const int32_t pixels = p->out_h * p->out_w;
     int32_t n = 0;
-#if defined(MCU_CMSIS_USE_DSP)
     const int32_t in_c = p->in_c;
     const mcu_pair_out o = {out_c, p->output_offset, p->act_min, p->act_max, p->pair_offset};
     int32_t *const col = (int32_t *)(void *)scratch;
@@ -190,22 +181,15 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
 #else
     (void)rq;
     (void)scratch;
-    for (; n + 2 <= pixels; n += 2) {
-        mat_mult_2rows(p, weights, bias, multiplier, shift, pixel(p, input, n), pixel(p, input, n + 1),
-                       output + n * out_c, output + (n + 1) * out_c);
-    }
-    if (n < pixels) { /* an odd last pixel: computed twice into the same place */
-        const int8_t *in = pixel(p, input, n);
-        mat_mult_2rows(p, weights, bias, multiplier, shift, in, in, output + n * out_c, output + n * out_c);
-    }
-#endif
+    plain_pairs(p, input, weights, bias, multiplier, shift, output);
 #endif
 }
 
-#if !defined(MCU_CMSIS_USE_DSP)
+#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
 /** With p->chunk (stride 1: consecutive pixels): chunk pixels at a time copied to scratch, then
     their outputs computed from the copy (over their own input bytes at most), through a layer of
-    one row of those pixels. Returns 0 (having done nothing) without a chunk. */
+    one row of those pixels. Returns 0 (having done nothing) without a chunk. Plain C, and Helium
+    with the wide layout (its other layouts copy pairs inside mcu_cmsis_conv2d_1x1_s8_mve). */
 static int in_chunks(const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
                      const int32_t *multiplier, const int32_t *shift, const int32_t *rq, int16_t *scratch,
                      int8_t *output)
@@ -233,6 +217,11 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
 {
 #if !defined(MCU_CMSIS_USE_DSP)
     if (in_chunks(p, input, weights, bias, multiplier, shift, rq, scratch, output)) {
+        return;
+    }
+#elif defined(MCU_CMSIS_USE_MVE)
+    if (p->pair_offset == MCU_CMSIS_PAIR_WIDE && in_chunks(p, input, weights, bias, multiplier, shift, rq, scratch,
+                                                           output)) {
         return;
     }
 #endif
