@@ -464,6 +464,8 @@ CASES = {
     "fc_1x37x13_relu": lambda r: fc(r, 1, 37, 13, act="RELU"),
     "fc_3x10x5_per_channel_nobias": lambda r: fc(r, 3, 10, 5, bias=False, per_channel=True),
     "fc_1x3x1": lambda r: fc(r, 1, 3, 1),
+    "fc_1x256x2": lambda r: fc(r, 1, 256, 2),  # a classifier head: one group of two units
+    "fc_1x40x11_relu": lambda r: fc(r, 1, 40, 11, act="RELU"),  # groups of four, four, three
     "fc_2x640x128_relu6": lambda r: fc(r, 2, 640, 128, act="RELU6", per_channel=True),
     # one row (the word layout): depth tails of 1 to 3 values, a short last group of 2 or 3 units
     "fc_1x42x6": lambda r: fc(r, 1, 42, 6),
@@ -1172,17 +1174,22 @@ def test_lowering_picks_the_kernel_variants():
     assert case_data("conv_1x1_ic520_oc5_plain_bound")[2].params["pair_offset"] == 0
     fc_call = fc(rng, 1, 37, 3)  # one row: the group layout, no scratch
     _, k = lowered(fc_call)
-    chunks = k.constants["weights"].reshape(48 // 16, 4, 16)  # 37 inputs padded to 48, three units to four
-    w = np.zeros((4, 48), np.int8)
-    w[:3, :37] = fc_call.args[1].data
-    assert k.scratch_bytes == 0 and np.array_equal(chunks, w.reshape(4, 3, 16).transpose(1, 0, 2))
+    chunks = k.constants["weights"].reshape(48 // 16, 3, 16)  # 37 inputs padded to 48; three units, no fourth
+    w = np.zeros((3, 48), np.int8)
+    w[:, :37] = fc_call.args[1].data
+    assert k.scratch_bytes == 0 and np.array_equal(chunks, w.reshape(3, 3, 16).transpose(1, 0, 2))
+    fc_call = fc(rng, 1, 20, 6)  # a group of four units, then a group of two
+    flat, w = lowered(fc_call)[1].constants["weights"], np.zeros((6, 32), np.int8)
+    w[:, :20] = fc_call.args[1].data
+    assert flat.size == 6 * 32 and np.array_equal(flat[:128].reshape(2, 4, 16), w[:4].reshape(4, 2, 16).transpose(1, 0, 2))
+    assert np.array_equal(flat[128:].reshape(2, 2, 16), w[4:].reshape(2, 2, 16).transpose(1, 0, 2))
     # a convolution with one output pixel whose window is the whole input is that one-row layer
     call = conv(rng, (3, 2), 5, 3, (3, 2), padding="VALID")
     _, k = lowered(call)
-    w = np.zeros((4, 32), np.int8)
-    w[:3, :30] = call.args[1].data.reshape(3, 30)
+    w = np.zeros((3, 32), np.int8)
+    w[:, :30] = call.args[1].data.reshape(3, 30)
     assert (k.function, k.scratch_bytes, k.params["rows"], k.params["depth"]) == ("mcu_cmsis_fully_connected_s8", 0, 1, 30)
-    assert np.array_equal(k.constants["weights"].reshape(2, 4, 16), w.reshape(4, 2, 16).transpose(1, 0, 2))
+    assert np.array_equal(k.constants["weights"].reshape(2, 3, 16), w.reshape(3, 2, 16).transpose(1, 0, 2))
     _, k = lowered(conv(rng, (3, 2), 5, 3, (3, 2)))  # SAME: six pixels, the im2col kernel
     assert k.function == "mcu_cmsis_conv2d_s8"
     fc_call = fc(rng, 2, 37, 3)  # more rows: the pair layout, widened three at a time

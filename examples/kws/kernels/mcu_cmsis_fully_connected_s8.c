@@ -2,14 +2,16 @@
  * int8 fully connected layer: each input row times the [units][depth] weights.
  *
  * One input row (rows == 1): the group layout (mcu_cmsis_fc_weight below: units four at a time, per
- * sixteen inputs the four units' sixteen weights one after the other), read with no scratch:
+ * sixteen inputs the group's units' sixteen weights one after the other; a last group of one to three
+ * units holds only those, no padding unit), read with no scratch:
  *   - DSP: per four inputs the input word is split once by SXTB16 / SXTB16 ROR #8 into (x0, x2) and
  *     (x1, x3), each unit's word likewise into (w0, w2) and (w1, w3), two SMLAD per unit (inline
  *     assembly, sixteen inputs per iteration: the input word and two weight words loaded back to
  *     back, then the other two); the last depth % 16 inputs in C, a tail of depth % 4 read byte by
  *     byte, never past the row;
  *   - Helium: sixteen inputs per VLDRB, then each unit's sixteen weights (VLDRB) and its VMLADAVA
- *     alternating, the four units requantized as one vector.
+ *     alternating, the four units requantized as one vector;
+ *   - a short last group: the same per unit, in C (its one to three units' products only).
  * More rows: the pair layout, as the convolutions (mcu_kernels_cmsis_nn.h); DSP: the rows widened
  * into scratch as int16 pairs, three at a time through the block product (mcu_cmsis_pair_matmul3);
  * Helium: mcu_cmsis_gemm_mve.h.
@@ -20,42 +22,61 @@
 #include "mcu_cmsis_pair_dsp.h"
 #include "mcu_kernels_cmsis_nn.h"
 
-/** Weight (u, d) in the group layout of one input row: units 4g .. 4g + 3 (missing units zero) take
-    4 * MCU_CMSIS_PAIR_DEPTH(depth) bytes from byte 4g * MCU_CMSIS_PAIR_DEPTH(depth); in them, per
-    sixteen inputs 16c .. 16c + 15, the four units' sixteen weights (64 bytes from byte 64c), zeros
-    past depth. */
-static inline int32_t mcu_cmsis_fc_weight(const int8_t *w, int32_t depth, int32_t u, int32_t d)
+/** The units of the group from unit u0 (a multiple of four): four, or the one to three left. */
+static inline int32_t mcu_cmsis_fc_group_units(int32_t units, int32_t u0)
 {
-    return w[(u >> 2) * 4 * MCU_CMSIS_PAIR_DEPTH(depth) + (d >> 4) * 64 + (u & 3) * 16 + (d & 15)];
+    return units - u0 < 4 ? units - u0 : 4;
+}
+
+/** Weight (u, d) in the group layout of one input row: the n units 4g .. 4g + n - 1 of group g
+    (mcu_cmsis_fc_group_units) take n * MCU_CMSIS_PAIR_DEPTH(depth) bytes from byte
+    4g * MCU_CMSIS_PAIR_DEPTH(depth); in them, per sixteen inputs 16c .. 16c + 15, the n units'
+    sixteen weights (16n bytes from byte 16nc), zeros past depth. */
+static inline int32_t mcu_cmsis_fc_weight(const int8_t *w, int32_t depth, int32_t units, int32_t u, int32_t d)
+{
+    const int32_t n = mcu_cmsis_fc_group_units(units, u & ~3);
+    return w[(u >> 2) * 4 * MCU_CMSIS_PAIR_DEPTH(depth) + (d >> 4) * 16 * n + (u & 3) * 16 + (d & 15)];
 }
 
 #if defined(MCU_CMSIS_USE_MVE)
-/** bias[0..3] + the row x (k values) times the four units of the group layout's group at w (the
-    weights past k are zeros and their lanes predicated off, as the input's). */
+/* Sixteen inputs per iteration (tail-predicated to k: the weights past k are zeros, their lanes off
+   as the input's), then each unit's sixteen weights and its VMLADAVA. */
+#define FC_MVE_HEAD "dlstp.8 lr, %[k]\n1:\n\tvldrb.8 q0, [%[x]], #16\n\t"
+#define FC_MVE_UNIT(A, Q) "vldrb.8 " Q ", [%[w]], #16\n\tvmladava.s8 %[" A "], q0, " Q "\n\t"
+#define FC_MVE_LOOP(UNITS)                                                                                         \
+    __asm__ volatile(FC_MVE_HEAD UNITS "letp lr, 1b\n"                                                            \
+                     : [a0] "+Te"(a[0]), [a1] "+Te"(a[1]), [a2] "+Te"(a[2]), [a3] "+Te"(a[3]), [x] "+r"(x),       \
+                       [w] "+r"(w)                                                                                 \
+                     : [k] "r"(k)                                                                                  \
+                     : "q0", "q1", "q2", "q3", "q4", "lr", "memory")
+
+/** a[0 .. n-1] += the row x (k values) times the n units of the group layout's group at w (n a
+    constant: each count its own loop). */
+static inline __attribute__((always_inline)) void fc_dot_mve(const int8_t *x, const int8_t *w, int32_t k,
+                                                             int32_t *a, const int32_t n)
+{
+    if (n == 4) {
+        FC_MVE_LOOP(FC_MVE_UNIT("a0", "q1") FC_MVE_UNIT("a1", "q2") FC_MVE_UNIT("a2", "q3") FC_MVE_UNIT("a3", "q4"));
+    } else if (n == 3) {
+        FC_MVE_LOOP(FC_MVE_UNIT("a0", "q1") FC_MVE_UNIT("a1", "q2") FC_MVE_UNIT("a2", "q3"));
+    } else if (n == 2) {
+        FC_MVE_LOOP(FC_MVE_UNIT("a0", "q1") FC_MVE_UNIT("a1", "q2"));
+    } else {
+        FC_MVE_LOOP(FC_MVE_UNIT("a0", "q1"));
+    }
+}
+
+/** bias[0..3] + the row x (k values) times the four units of the group layout's group at w. */
 static inline __attribute__((always_inline)) int32x4_t fc_dot4_mve(const int8_t *x, const int8_t *w, int32_t k,
                                                                    const int32_t *bias)
 {
-    int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
+    int32_t a[4] = {bias[0], bias[1], bias[2], bias[3]};
     int32x4_t v;
-    __asm__ volatile("dlstp.8 lr, %[k]\n"
-                     "1:\n\t"
-                     "vldrb.8 q0, [%[x]], #16\n\t"
-                     "vldrb.8 q1, [%[w]], #16\n\t"
-                     "vmladava.s8 %[a0], q0, q1\n\t"
-                     "vldrb.8 q2, [%[w]], #16\n\t"
-                     "vmladava.s8 %[a1], q0, q2\n\t"
-                     "vldrb.8 q3, [%[w]], #16\n\t"
-                     "vmladava.s8 %[a2], q0, q3\n\t"
-                     "vldrb.8 q4, [%[w]], #16\n\t"
-                     "vmladava.s8 %[a3], q0, q4\n\t"
-                     "letp lr, 1b\n"
-                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w] "+r"(w)
-                     : [k] "r"(k)
-                     : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+    fc_dot_mve(x, w, k, a, 4);
     __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
             "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
             : [v] "=&w"(v)
-            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
+            : [a0] "r"(a[0]), [a1] "r"(a[1]), [a2] "r"(a[2]), [a3] "r"(a[3]));
     return v;
 }
 
@@ -78,13 +99,20 @@ static inline __attribute__((always_inline)) void fc_matvec_mve(const mcu_cmsis_
             vstrbq_s32(out + u, mcu_cmsis_mve_requantize_vec(acc, multiplier + u, shift + u, offset, act_min, act_max));
         }
     }
-    if (u < units) {
-        int32_t b[4] = {0, 0, 0, 0}, acc[4];
-        for (int32_t j = 0; u + j < units; j++) {
-            b[j] = bias[u + j];
+    const int32_t n = units - u; /* a short last group: 16 n weight bytes per sixteen inputs */
+    if (n > 0) {
+        int32_t acc[4] = {0, 0, 0, 0};
+        for (int32_t j = 0; j < n; j++) {
+            acc[j] = bias[u + j];
         }
-        vst1q_s32(acc, fc_dot4_mve(x, weights, depth, b));
-        for (int32_t j = 0; u + j < units; j++) {
+        if (n == 1) { /* each count its own loop */
+            fc_dot_mve(x, weights, depth, acc, 1);
+        } else if (n == 2) {
+            fc_dot_mve(x, weights, depth, acc, 2);
+        } else {
+            fc_dot_mve(x, weights, depth, acc, 3);
+        }
+        for (int32_t j = 0; j < n; j++) {
             out[u + j] = mcu_cmsis_requantize_s8(acc[j], multiplier[u + j], shift[u + j], offset, act_min, act_max);
         }
     }
@@ -92,11 +120,11 @@ static inline __attribute__((always_inline)) void fc_matvec_mve(const mcu_cmsis_
 #endif
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
-/** acc[j] += the four inputs of word xw times unit j's word at w + 16j (j = 0..3). */
-static inline __attribute__((always_inline)) void fc_step4(int32_t xw, const int8_t *w, int32_t *acc)
+/** acc[j] += the four inputs of word xw times unit j's word at w + 16j (j = 0 .. n - 1). */
+static inline __attribute__((always_inline)) void fc_step(int32_t xw, const int8_t *w, int32_t *acc, const int32_t n)
 {
     const int32_t x02 = mcu_sxtb16(xw), x13 = mcu_sxtb16_ror8(xw);
-    for (int32_t j = 0; j < 4; j++) {
+    for (int32_t j = 0; j < n; j++) {
         const int32_t v = mcu_read_s8x4(w + 16 * j);
         acc[j] = mcu_smlad(x13, mcu_sxtb16_ror8(v), mcu_smlad(x02, mcu_sxtb16(v), acc[j]));
     }
@@ -128,19 +156,22 @@ static inline __attribute__((always_inline)) void fc_step4(int32_t xw, const int
         [w0] "=&r"(u), [w1] "=&r"(v), [t] "=&r"(t), [y] "=&r"(y)
 #endif
 
-/** acc[0..3] += the row x (depth values) times the four units of the group layout's group at w. */
-static inline __attribute__((always_inline)) void fc_dot4(const int8_t *x, int32_t depth, const int8_t *w,
-                                                          int32_t *acc)
+/** acc[0 .. n-1] += the row x (depth values) times n units of the group layout at w, whose chunks of
+    sixteen inputs are `chunk` bytes apart (n a constant: 4, a whole group, or 2 or 1 units of a
+    short group). */
+static inline __attribute__((always_inline)) void fc_dot(const int8_t *x, int32_t depth, const int8_t *w,
+                                                         int32_t *acc, const int32_t n, int32_t chunk)
 {
     const int32_t chunks = depth >> 4;
-#if !MCU_PAIR_ASM
-    for (int32_t c = 0; c < chunks; c++, x += 16, w += 64) {
-        for (int32_t s = 0; s < 4; s++) {
-            fc_step4(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc);
+    if (!MCU_PAIR_ASM || n < 4) {
+        for (int32_t c = 0; c < chunks; c++, x += 16, w += chunk) {
+            for (int32_t s = 0; s < 4; s++) {
+                fc_step(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc, n);
+            }
         }
     }
-#else
-    if (chunks > 0) { /* sixteen inputs per iteration */
+#if MCU_PAIR_ASM
+    else if (chunks > 0) { /* four units, sixteen inputs per iteration */
         int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
         int32_t xw, u, v, t, y;
         const int8_t *xp = x - 4, *wp = w - 4;
@@ -157,17 +188,38 @@ static inline __attribute__((always_inline)) void fc_dot4(const int8_t *x, int32
     }
 #endif
     for (int32_t s = 0; s < ((depth & 15) >> 2); s++) { /* the last chunk's whole words */
-        fc_step4(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc);
+        fc_step(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc, n);
     }
     if (depth & 3) { /* the last one to three inputs, the rest of the word zeros */
         int32_t xw = 0;
         memcpy(&xw, x + (depth & 12), (size_t)(depth & 3));
-        fc_step4(xw, w + (depth & 12), acc);
+        fc_step(xw, w + (depth & 12), acc, n);
     }
 }
 
-/** One input row times every unit (group layout), four units per group; a short last group's
-    missing units (zero weights) are neither read from the records nor stored. */
+/** The short last group of fc_matvec from unit u (one to three units): two units at a time, then
+    one (not inlined: the whole groups' loop keeps its registers). */
+static __attribute__((noinline)) void fc_short_group(const mcu_pair_out *o, const int8_t *weights, int32_t depth,
+                                                     const int32_t *bias, const int32_t *multiplier,
+                                                     const int32_t *shift, const int32_t *rq, const int8_t *x,
+                                                     int8_t *out, int32_t u)
+{
+    const int32_t units = o->rows, chunk = 16 * (units - u);
+    const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
+    for (int32_t j = 0; u + j < units; j += 2) {
+        int32_t acc[2] = {bias[u + j], u + j + 1 < units ? bias[u + j + 1] : 0};
+        if (u + j + 1 < units) {
+            fc_dot(x, depth, weights + 16 * j, acc, 2, chunk);
+            out[u + j + 1] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j + 1, mode, acc[1]);
+        } else {
+            fc_dot(x, depth, weights + 16 * j, acc, 1, chunk);
+        }
+        out[u + j] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j, mode, acc[0]);
+    }
+}
+
+/** One input row times every unit (group layout), four units per group, a short last group its
+    one to three. */
 static void fc_matvec(const mcu_pair_out *o, const int8_t *weights, int32_t depth, const int32_t *bias,
                       const int32_t *multiplier, const int32_t *shift, const int32_t *rq, const int8_t *x,
                       int8_t *out)
@@ -178,20 +230,13 @@ static void fc_matvec(const mcu_pair_out *o, const int8_t *weights, int32_t dept
     int32_t u = 0;
     for (; u + 4 <= units; u += 4, weights += group) {
         int32_t acc[4] = {bias[u], bias[u + 1], bias[u + 2], bias[u + 3]};
-        fc_dot4(x, depth, weights, acc);
+        fc_dot(x, depth, weights, acc, 4, 64);
         for (int32_t j = 0; j < 4; j++) {
             out[u + j] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j, mode, acc[j]);
         }
     }
     if (u < units) {
-        int32_t acc[4] = {0, 0, 0, 0};
-        for (int32_t j = 0; u + j < units; j++) {
-            acc[j] = bias[u + j];
-        }
-        fc_dot4(x, depth, weights, acc);
-        for (int32_t j = 0; u + j < units; j++) {
-            out[u + j] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j, mode, acc[j]);
-        }
+        fc_short_group(o, weights, depth, bias, multiplier, shift, rq, x, out, u);
     }
 }
 #endif
@@ -249,7 +294,7 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
         for (int32_t u = 0; u < units; u++) {
             int32_t acc = bias[u];
             for (int32_t d = 0; d < depth; d++) {
-                const int32_t w = rows == 1 ? mcu_cmsis_fc_weight(weights, depth, u, d)
+                const int32_t w = rows == 1 ? mcu_cmsis_fc_weight(weights, depth, units, u, d)
                                             : mcu_cmsis_pair_weight(weights, depth, u, d, 0);
                 acc += x[d] * w;
             }

@@ -44,21 +44,24 @@ def lower_matrix(call: Call, w: np.ndarray) -> Lowered:
 
 def group_rows(w: np.ndarray) -> np.ndarray:
     """[units][depth] int8 weights in the group layout of one input row (mcu_cmsis_fc_weight in
-    mcu_cmsis_fully_connected_s8.c): units four at a time (missing units zeros), depth padded with
-    zeros to common.pair_depth (a multiple of 16); in each group, per sixteen inputs, the four
-    units' sixteen weights one after the other; flat int8."""
+    mcu_cmsis_fully_connected_s8.c): units four at a time, a last group of the one to three left,
+    depth padded with zeros to common.pair_depth (a multiple of 16); in each group, per sixteen
+    inputs, its units' sixteen weights one after the other; flat int8, units * pair_depth bytes."""
     units, depth = w.shape
-    groups, k = (units + 3) // 4, common.pair_depth(depth)
-    padded = np.zeros((4 * groups, k), np.int8)
-    padded[:units, :depth] = w
-    return padded.reshape(groups, 4, k // 16, 16).transpose(0, 2, 1, 3).reshape(-1)
+    k = common.pair_depth(depth)
+    padded = np.zeros((units, k), np.int8)
+    padded[:, :depth] = w
+    return np.concatenate([padded[u:u + 4].reshape(-1, k // 16, 16).transpose(1, 0, 2).reshape(-1)
+                           for u in range(0, units, 4)]) if units else padded.reshape(-1)
 
 
 def ungroup_rows(flat: np.ndarray, units: int, depth: int) -> np.ndarray:
     """The [units][depth] weights back from their group layout (group_rows)."""
-    groups, k = (units + 3) // 4, common.pair_depth(depth)
-    chunks = np.asarray(flat).reshape(groups, k // 16, 4, 16)
-    return chunks.transpose(0, 2, 1, 3).reshape(4 * groups, k)[:units, :depth]
+    k = common.pair_depth(depth)
+    flat = np.asarray(flat)
+    groups = [flat[u * k:min(u + 4, units) * k].reshape(k // 16, -1, 16).transpose(1, 0, 2).reshape(-1, k)
+              for u in range(0, units, 4)]
+    return (np.concatenate(groups) if groups else flat.reshape(0, k))[:, :depth]
 
 
 def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
