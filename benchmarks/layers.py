@@ -7,7 +7,9 @@ Runs `mcuforge bench --cycles` on each model and board (benchmarks/models/, made
 gen_layer_models.py, and the Keras and multi-op fixtures mcuforge compiles; --mlperf adds KWS and
 VWW, whose layers the peer measured exactly) and writes, per model, a table of its convolution,
 depthwise and fully connected layers: instructions per inference and per MAC, estimated cycles
-(docs/cycles.md), and the ratio to the peer's instructions for a layer of that shape.
+(docs/cycles.md), and the ratio to the peer's instructions for a layer of that shape. With --mlperf
+it also lists every layer of the peer's four models (softmax, pooling and the rest too) beside the
+peer's same layer.
 
 The peer (peer_layers.json, from shared/peer/tflm-cmsis-nn-qemu.md) measured TFLM + CMSIS-NN layer
 by layer on the MLPerf Tiny models only, on the same QEMU boards. A layer here is matched to the
@@ -45,6 +47,8 @@ MODELS.update({name: ROOT / "tests" / "fixtures" / sub / f"{name}.tflite" for su
     ("models", "mix_mobilenet_block"))})
 MLPERF = {"kws": ROOT / "tests/fixtures/mlperf/kws_ref_model.tflite",
           "vww": ROOT / "tests/fixtures/mlperf/vww_96_int8.tflite"}
+SAME = dict(MLPERF, ic=ROOT / "tests/fixtures/mlperf/pretrainedResnet_quant.tflite",
+            ad=ROOT / "tests/fixtures/mlperf/ad01_int8.tflite")  # the peer's own models: layer by layer
 OPS = {"conv_2d": "CONV_2D", "depthwise_conv_2d": "DEPTHWISE_CONV_2D", "fully_connected": "FULLY_CONNECTED"}
 
 
@@ -59,11 +63,10 @@ def peer_from_md(path: Path) -> dict:
             where = (parts[0], boards.get(parts[1])) if parts[2] == "cmsis_nn" and parts[1] in boards else None
         elif where and line.startswith("| ") and line[2].isdigit():
             cells = [c.strip() for c in line.strip("|").split("|")]
-            if cells[5].isdigit() and int(cells[5]) > 0:
-                layers.append({"model": where[0], "board": where[1], "index": int(cells[0]), "op": cells[1],
-                               "input": json.loads(cells[2]), "weights": json.loads(cells[3]),
-                               "output": json.loads(cells[4]), "macs": int(cells[5]),
-                               "instructions": int(cells[6])})
+            layers.append({"model": where[0], "board": where[1], "index": int(cells[0]), "op": cells[1],
+                           "input": json.loads(cells[2]), "weights": json.loads(cells[3] or "null"),
+                           "output": json.loads(cells[4]), "macs": int(cells[5] or 0),
+                           "instructions": int(cells[6])})
     return {"source": "shared/peer/tflm-cmsis-nn-qemu.md (TFLM + CMSIS-NN on QEMU 7.2, -icount shift=0, per-layer "
                       "tables of the cmsis_nn builds; measured 2026-11-22)", "layers": layers}
 
@@ -94,7 +97,7 @@ def match(op: str, ours: dict, board: str) -> tuple[str, float | None]:
         op = "CONV_2D"  # CMSIS-NN converts it on Helium
     elif op == "DEPTHWISE_CONV_2D" and ours["out_c"] != ours["in_c"]:
         return "n/a (CMSIS-NN's scalar depthwise: depth multiplier > 1)", None
-    cands = [p for p in PEER if p["board"] == board and p["op"] == op]
+    cands = [p for p in PEER if p["board"] == board and p["op"] == op and p["macs"]]
     best = min(cands, key=lambda p: distance(op, ours, shape_of(p)))
     s = shape_of(best)
     label = f"{best['model']}#{best['index']} {s['k'][0]}x{s['k'][1]}/{s['stride']} {s['in_c']}->{s['out_c']} {s['px']}px"
@@ -145,6 +148,23 @@ def model_rows(name: str, path: Path, board: str) -> tuple[list[str], dict]:
     return rows, tot
 
 
+def same_layer_rows(name: str, path: Path, board: str) -> list[str]:
+    """Every layer of one of the peer's own models (MAC layers and the rest: softmax, pooling, ADD)
+    beside the peer's same layer (by TFLite op index): a step computing one op only."""
+    from mcuforge.bench import bench
+
+    peer = {p["index"]: p for p in PEER if p["model"] == name and p["board"] == board}
+    rows = []
+    for L in bench(path, board)["layers"]:
+        ops = L["tflite"]
+        if len(ops) != 1 or ops[0]["index"] not in peer:
+            continue
+        q = peer[ops[0]["index"]]
+        rows.append(f"| {name} | {board} | #{q['index']} | {q['op']} | {L['instructions']:,} | "
+                    f"{q['instructions']:,} | {L['instructions'] / q['instructions']:.2f} |")
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--boards", default="mps2-an386,mps3-an547")
@@ -174,6 +194,13 @@ def main() -> int:
             al = f"{t['all_ours'] / t['all_peer']:.2f}" if t["all_peer"] else "n/a"
             summary.append(f"| {name} | {board} | {t['instructions']:,} | {t['cycles']:,.0f} | {dw} | {al} |")
             parts.append(f"\n### {name} on {board}\n\n{head}\n" + "\n".join(rows) + "\n")
+    if args.mlperf:
+        same = [r for board in args.boards.split(",") for name, path in SAME.items()
+                for r in same_layer_rows(name, path, board)]
+        parts.append("\n## The peer's own models, layer by layer\n\nThe same TFLite layer in both builds (steps "
+                     "computing one op; fused steps left out); ratio: ours / the peer's instructions.\n\n"
+                     "| model | board | layer | op | instr | peer instr | ratio |\n|---|---|---|---|---:|---:|---:|\n"
+                     + "\n".join(same) + "\n")
     text = ("# Per-layer instructions beside TFLM + CMSIS-NN, by layer shape\n\n"
             "Generated by `python benchmarks/layers.py` (how layers are matched to the peer's: its docstring). "
             "ratio: our instructions / the peer's instructions per MAC for the matched layer times our MACs "

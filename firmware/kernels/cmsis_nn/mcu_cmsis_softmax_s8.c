@@ -5,7 +5,9 @@
  * Q5.26 (input_multiplier, input_left_shift), exponentiated with gemmlowp's
  * exp_on_negative_values (Q0.31 out) and summed in Q12.19; the output is exp * 1/sum, the
  * reciprocal from GetReciprocal, rounded into [0, 256) and offset by -128. A row whose sum reaches
- * 512 (where TFLM aborts: 512 or more elements near the maximum) gives -128 everywhere.
+ * 512 (where TFLM aborts: 512 or more elements near the maximum) gives -128 everywhere. The first
+ * SOFTMAX_KEPT exponentials of a row are kept on the stack between the sum and the outputs (TFLM
+ * computes each twice; the values are the same), the rest computed again.
  *
  * The gemmlowp fixed-point arithmetic is mcuforge_gemmlowp.h's (shared with the portable kernels;
  * ir/ops/_fixedpoint.py is its numpy model).
@@ -18,6 +20,15 @@
 /* 512 in Q12.19: TFLM aborts on a row whose sum of exponentials reaches it (its final rounding shift
    would exceed 31); such a row is -128 here. */
 #define SUM_LIMIT ((int32_t)512 << (31 - ACCUMULATION_INTEGER_BITS))
+/* exponentials kept per row (128 bytes of stack): a classifier head's whole row */
+#define SOFTMAX_KEPT 32
+
+/** exp(d * input scale) of a difference d >= diff_min from the row's maximum, Q0.31. */
+static __attribute__((noinline)) int32_t softmax_exp(int32_t diff, int32_t mult, int left_shift)
+{
+    const int32_t scaled = mcu_requantize(diff, mult, left_shift); /* Q5.26 */
+    return mcu_exp_on_negative_values(scaled, SCALED_DIFF_INTEGER_BITS);
+}
 
 void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input, int8_t *output)
 {
@@ -32,13 +43,14 @@ void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input
         for (int32_t i = 0; i < depth; i++) {
             max = x[i] > max ? x[i] : max;
         }
-        int32_t sum_of_exps = 0; /* Q12.19; stops growing at SUM_LIMIT, so it never wraps */
+        int32_t kept[SOFTMAX_KEPT]; /* the first exponentials, 0 below diff_min */
+        int32_t sum_of_exps = 0;    /* Q12.19; stops growing at SUM_LIMIT, so it never wraps */
         for (int32_t i = 0; i < depth && sum_of_exps < SUM_LIMIT; i++) {
             const int32_t diff = x[i] - max;
-            if (diff >= diff_min) {
-                const int32_t scaled = mcu_requantize(diff, mult, left_shift); /* Q5.26 */
-                sum_of_exps += mcu_rdbpot(mcu_exp_on_negative_values(scaled, SCALED_DIFF_INTEGER_BITS),
-                                          ACCUMULATION_INTEGER_BITS);
+            const int32_t e = diff >= diff_min ? softmax_exp(diff, mult, left_shift) : 0;
+            sum_of_exps += mcu_rdbpot(e, ACCUMULATION_INTEGER_BITS);
+            if (i < SOFTMAX_KEPT) {
+                kept[i] = e;
             }
         }
         if (sum_of_exps >= SUM_LIMIT) { /* TFLM aborts on this row */
@@ -54,8 +66,7 @@ void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input
             const int32_t diff = x[i] - max;
             int32_t v = -128;
             if (diff >= diff_min) {
-                const int32_t scaled = mcu_requantize(diff, mult, left_shift);
-                const int32_t e = mcu_exp_on_negative_values(scaled, SCALED_DIFF_INTEGER_BITS);
+                const int32_t e = i < SOFTMAX_KEPT ? kept[i] : softmax_exp(diff, mult, left_shift);
                 v = mcu_rdbpot(mcu_srdhm(shifted_scale, e), bits_over_unit + 31 - 8) - 128;
                 v = v > 127 ? 127 : v;
                 v = v < -128 ? -128 : v;
