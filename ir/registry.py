@@ -100,6 +100,9 @@ class CKernel:
     # when it computes output pixels one at a time in raster order, each pixel's channels written
     # as they are computed (planner/overlap.py models it).
     order: str = ""
+    # The kernel returns non-zero when a run-time index input is out of range (TFLM fails the invoke
+    # there): the generated run stops with <PREFIX>_ERR_INDEX.
+    fails: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import numpy as np
 
 from mcuforge.ir.evaluate import evaluate, initial_states
 from mcuforge.ir.expr import Call, Module, Var, users
+from mcuforge.ir.ops.gather import gather_layout
 from mcuforge.oracle import run_tflm
 
 
@@ -77,15 +78,35 @@ def compare_outputs(res: CaseResult, ours: Sequence[np.ndarray], theirs: Sequenc
     return res
 
 
+def index_bound(p: Var, use: list) -> np.ndarray | None:
+    """The exclusive upper bound of an input that is the indices of a GATHER, GATHER_ND or
+    EMBEDDING_LOOKUP (per index vector entry for GATHER_ND), None for other inputs: TFLM fails the
+    invoke on an index out of range, so random indices must lie inside."""
+    for u in use:
+        if not isinstance(u, Call):
+            continue
+        if u.op == "embedding_lookup" and u.args[0] is p:
+            return np.array(u.args[1].type.shape[0])
+        if u.op == "gather" and u.args[1] is p:
+            return np.array(gather_layout(u.args[0].type.shape, p.type.shape, u.attrs)[4])
+        if u.op == "gather_nd" and u.args[1] is p:
+            return np.array(u.args[0].type.shape[:p.type.shape[-1]])
+    return None
+
+
 def random_inputs(module: Module, rng: np.random.Generator) -> list[np.ndarray]:
     """One seeded random input set: int8 over its whole range; float32 over the range the model's
-    QUANTIZE of that input can represent (a little beyond, to exercise saturation)."""
+    QUANTIZE of that input can represent (a little beyond, to exercise saturation); indices of a
+    gather or lookup inside what they index."""
     fn = module.main
     use = users(fn.body)
     out = []
     for p in fn.params:
         t = p.type
-        if t.np_dtype.kind in "iu":
+        bound = index_bound(p, use.get(id(p), []))
+        if bound is not None:
+            out.append((rng.random(size=t.shape) * bound).astype(t.np_dtype))
+        elif t.np_dtype.kind in "iu":
             info = np.iinfo(t.np_dtype)
             out.append(rng.integers(info.min, info.max, size=t.shape, endpoint=True).astype(t.np_dtype))
         elif t.dtype == "float32":

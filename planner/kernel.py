@@ -112,6 +112,9 @@ class KernelCall:
     # The C expression of the scratch size the kernel's header declares (e.g.
     # "MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES(54)"): the generated C checks scratch_bytes covers it.
     scratch_check: str = ""
+    # The C function returns non-zero for a run-time index input out of range (as TFLM's invoke
+    # fails): the generated run returns <PREFIX>_ERR_INDEX after it.
+    fails: bool = False
 
     def run(self, args: list[np.ndarray]) -> np.ndarray:
         out = np.asarray(self.evaluate(args, self))

@@ -26,6 +26,8 @@ extern "C" {
 enum {
     KWS_OK = 0,
     KWS_ERR_NO_ARENA = -1, /* built with -DKWS_EXTERNAL_ARENA and kws_set_arena not called */
+    KWS_ERR_INDEX = -2,    /* an index input (GATHER, GATHER_ND, EMBEDDING_LOOKUP) out of range: the run
+                                  stopped there, as TFLM's invoke fails; the outputs are not valid */
 };
 
 /* Element types of the inputs and outputs (KWS_INPUT0_DTYPE ...), the same in every mcuforge model. */
@@ -57,7 +59,8 @@ typedef int8_t kws_input0_t;
 #define KWS_OUTPUT0_ZERO_POINT (-128)
 typedef int8_t kws_output0_t;
 
-/* Run one inference on the current arena. Returns KWS_OK, or KWS_ERR_NO_ARENA. A model with state
+/* Run one inference on the current arena. Returns KWS_OK, KWS_ERR_NO_ARENA, or KWS_ERR_INDEX
+   (an index input out of range). A model with state
    (KWS_STATE_SIZE > 0) reads the state the previous run left and updates it: a sequence of runs is
    one stream. */
 int kws_run(void);

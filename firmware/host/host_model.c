@@ -46,8 +46,10 @@ static int MCU_HOST_ENTRY(FILE *in, FILE *out, long sets, long steps)
 #else
         (void)steps;
 #endif
-        if (MCU_MODEL_RUN() != 0) {
-            fprintf(stderr, "%s: model run failed\n", MCU_MODEL_NAME);
+        const int rc = MCU_MODEL_RUN();
+        if (rc != 0) {
+            fprintf(stderr, "%s: model run failed: it returned %d%s\n", MCU_MODEL_NAME, rc,
+                    rc == -2 ? " (an index input out of range; TFLM's invoke fails there too)" : "");
             return 2;
         }
         for (int i = 0; i < MCU_MODEL_NUM_OUTPUTS; i++) {

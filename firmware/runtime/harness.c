@@ -439,10 +439,13 @@ static void cmd_run(const uint8_t *payload, uint32_t length)
     }
 #endif
     if (rc != 0) {
-        char text[64];
+        char text[128];
         mcu_fmt_t f = {text, sizeof text, 0u};
         mcu_fmt_str(&f, "model " MCU_MODEL_NAME " run returned error ");
         mcu_fmt_i32(&f, rc);
+        if (rc == -2) {
+            mcu_fmt_str(&f, " (an index input out of range; TFLM's invoke fails there too)");
+        }
         mcu_send_error(MCU_CMD_RUN, MCU_STATUS_MODEL_ERROR, text);
         return;
     }

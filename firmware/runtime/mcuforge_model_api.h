@@ -32,7 +32,8 @@
  * Semantics the generated code guarantees:
  *
  * - MCU_MODEL_RUN() runs one inference on the model's own static arena (no malloc) and returns 0 on
- *   success, or a non-zero error code (a kernel argument check failed). It reads the input buffers
+ *   success, or a non-zero error code (-2: an index input of GATHER, GATHER_ND or EMBEDDING_LOOKUP
+ *   out of range, where TFLM's invoke fails too; the run stops there). It reads the input buffers
  *   and writes the output buffers. It is not reentrant. A model with state (MCU_MODEL_STATE_SIZE >
  *   0: LSTM, SVDF) also reads the state the previous run left and updates it, in a static region
  *   of its own outside the arena; it starts from the initial state, and MCU_MODEL_RESET() returns

@@ -77,10 +77,11 @@ def lower_c(call) -> CKernel:
     params = {"lookups": lookup.shape[0], "rows": value.shape[0], "columns": columns}
     if (value.dtype, call.type.dtype) == ("int8", "float32"):
         params["scale"] = _portable.float32_literal(value.quant.s)
-        return CKernel("mcu_embedding_lookup_hybrid", "mcu_embedding_lookup", "mcu_embedding_lookup_params", params)
+        return CKernel("mcu_embedding_lookup_hybrid", "mcu_embedding_lookup", "mcu_embedding_lookup_params", params,
+                       fails=True)
     params["scale"] = "0.0f"
     params["columns"] = columns * value.np_dtype.itemsize  # bytes per row for the copy
-    return CKernel("mcu_embedding_lookup", "mcu_embedding_lookup", "mcu_embedding_lookup_params", params)
+    return CKernel("mcu_embedding_lookup", "mcu_embedding_lookup", "mcu_embedding_lookup_params", params, fails=True)
 
 
 register(OpDef(
@@ -88,8 +89,8 @@ register(OpDef(
     tflm="embedding_lookup.cc, EvalSimple / EvalHybrid",
     kind=OpKind.INJECTIVE,
     doc="Rows of a float32 or int8 table picked by run-time int32 indices, copied as stored (an int8 table "
-        "may also be dequantized to a float32 output). An index out of range stops TFLM with an error; the "
-        "portable kernel writes a row of zeros.",
+        "may also be dequantized to a float32 output). An index out of range stops TFLM with an error, and the "
+        "generated run with <PREFIX>_ERR_INDEX (-2).",
     infer=infer,
     reference=reference,
     checks=(int32_vector_lookup, supported_types, hybrid_zero_point),

@@ -8,9 +8,10 @@ the slice params[i_0, .., i_{d-1}, ...]; TFLM adds up i_j times the element coun
 int arithmetic and only checks that the flat position lies in the params (so [0, 5] of a 3x4 params
 reads element 5). Both copy raw int8 or float32 elements (quantization is not looked at).
 
-TFLM fails the whole invoke on an index outside the params; the portable kernels cannot fail, so
-they write zeros (raw 0 bytes) for such a slice, and the reference does the same. Constant indices
-outside the params are refused at compile time."""
+TFLM fails the whole invoke on an index outside the params; so does the generated run (the kernel
+returns non-zero and the run returns <PREFIX>_ERR_INDEX), the slice it stopped at holding zeros (raw
+0 bytes), as in the reference (which carries on). Constant indices outside the params are refused at
+compile time."""
 
 from __future__ import annotations
 
@@ -175,7 +176,8 @@ def lower_gather(call) -> CKernel:
                                                             call.attrs)
     params = {"elem_size": elem(call), "batches": batch, "outer": outer, "axis_size": size, "coords": coords,
               "inner": inner}
-    return CKernel("mcu_gather_axis", "mcu_gather_indexed", "mcu_gather_axis_params", params)
+    return CKernel("mcu_gather_axis", "mcu_gather_indexed", "mcu_gather_axis_params", params,
+                   fails=not isinstance(call.args[1], Constant))  # constant indices: checked when compiling
 
 
 def lower_gather_nd(call) -> CKernel:
@@ -186,7 +188,8 @@ def lower_gather_nd(call) -> CKernel:
     params = {"elem_size": elem(call), "slices": math.prod(i.shape[:-1]), "depth": depth,
               "slice_size": math.prod(p.shape[depth:]), "params_size": p.size,
               "stride": strides + [0] * (MAX_ND - depth)}
-    return CKernel("mcu_gather_nd", "mcu_gather_indexed", "mcu_gather_nd_params", params)
+    return CKernel("mcu_gather_nd", "mcu_gather_indexed", "mcu_gather_nd_params", params,
+                   fails=not isinstance(call.args[1], Constant))
 
 
 register(OpDef(
@@ -194,7 +197,7 @@ register(OpDef(
     tflm="gather.cc, Gather",
     kind=OpKind.INJECTIVE,
     doc="Slices along one axis picked by int32 indices (constant or computed), with batch_dims; an "
-        "index outside the axis gives zeros (TFLM fails the invoke).",
+        "index outside the axis stops the run with <PREFIX>_ERR_INDEX (-2), as TFLM fails the invoke.",
     infer=infer_gather,
     reference=reference_gather,
     checks=(params_dtype, int32_indices, gather_axes, constant_gather_indices),
@@ -207,7 +210,7 @@ register(OpDef(
     tflm="gather_nd.cc, GatherNd",
     kind=OpKind.INJECTIVE,
     doc="Slices picked by int32 index vectors of depth 1-5 (constant or computed); an index vector "
-        "outside the params gives zeros (TFLM fails the invoke).",
+        "outside the params stops the run with <PREFIX>_ERR_INDEX (-2), as TFLM fails the invoke.",
     infer=infer_gather_nd,
     reference=reference_gather_nd,
     checks=(params_dtype, int32_indices, nd_shapes, constant_nd_indices),

@@ -78,7 +78,7 @@ def lower(fn: Function, isa: str) -> KernelCall:
     return KernelCall(k.function, k.source, k.template or GENERIC_TEMPLATE, params=dict(k.params),
                       constants=constants, scratch_bytes=k.scratch.bytes if k.scratch else 0,
                       in_place=opdef.portable.in_place, overlap=_overlap(k, call), struct=k.struct, op_args=k.op_args,
-                      scratch_check=k.scratch.expr if k.scratch else "", **common)
+                      scratch_check=k.scratch.expr if k.scratch else "", fails=k.fails, **common)
 
 
 def _overlap(k, call) -> Overlap | None:

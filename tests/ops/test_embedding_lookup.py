@@ -5,6 +5,7 @@ tables copied as stored, an int8 table dequantized to float32 (TFLM's hybrid pat
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from elementwise_cases import Model, check, problems, values
 
 # (table shape, number of lookups)
@@ -59,9 +60,11 @@ def test_rules():
                                   "with zero point 0") and "zero point 2)" in found[3][2]
 
 
-def test_index_out_of_range_gives_zeros(tmp_path):
-    """TFLM stops with an error; the portable kernel writes a row of zeros."""
+def test_index_out_of_range_stops_the_run_as_tflm(tmp_path):
+    """TFLM stops with an error; so does the generated run (<PREFIX>_ERR_INDEX, -2), while in-range
+    indices run."""
     from mcuforge.driver import Options, compile_model
+    from mcuforge.errors import McuforgeError
     from mcuforge.oracle import OracleError, run_tflm
     from _opmodels import run_c
 
@@ -77,5 +80,10 @@ def test_index_out_of_range_gives_zeros(tmp_path):
         pass
     path = tmp_path / "m.tflite"
     path.write_bytes(blob)
-    (out,), = run_c(compile_model(path, Options(targets=("c",))), [m.data])
-    assert out.tolist() == [[4, 5, 6], [0, 0, 0], [0, 0, 0]]
+    compiled = compile_model(path, Options(targets=("c",)))
+    with pytest.raises(McuforgeError, match=r"returned -2 \(an index input out of range"):
+        run_c(compiled, [m.data])
+    inside = [np.array([3, 0, 1], np.int32)]
+    (out,), = run_c(compiled, [inside])
+    ((want,), _), = run_tflm(blob, [inside])
+    assert out.tolist() == want.tolist() == [[10, 11, 12], [1, 2, 3], [4, 5, 6]]

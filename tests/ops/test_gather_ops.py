@@ -8,11 +8,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from _opmodels import Cases, assert_refused, check, run_c, save, tflm_refuses
 from mcuforge.frontend import load_tflite
 from mcuforge.ir.evaluate import evaluate
 
 from mcuforge.driver import Options, compile_model
+from mcuforge.errors import McuforgeError
 
 DTYPES = (("int8", (0.1, -5)), ("float32", None))
 
@@ -68,22 +70,21 @@ def test_gather_nd_equals_tflm(tmp_path):
     check(tmp_path, c)
 
 
-def test_out_of_range_indices_give_zeros(tmp_path):
-    """TFLM fails the invoke; the reference and the portable C write zero bytes for that slice."""
-    c = Cases()
-    x = c.input((4, 3), data=np.arange(1, 13))
-    c.op("GATHER", [x, c.input((3,), "int32", data=[1, 4, -1])], (3, 3), Axis=0)
-    x = c.input((4, 3), data=np.arange(1, 13))
-    c.op("GATHER_ND", [x, c.input((3, 2), "int32", data=[[1, 1], [3, 3], [-1, 0]])], (3,))
-    blob = c.finish()
-    assert tflm_refuses(blob, c.data)
-    path = save(tmp_path, blob)
-    want = [np.array([[4, 5, 6], [0, 0, 0], [0, 0, 0]], np.int8), np.array([5, 0, 0], np.int8)]
-    ours = evaluate(load_tflite(path), c.data)
-    (host,) = run_c(compile_model(path, Options(targets=("c",))), [c.data])
-    for w, o, h in zip(want, ours, host):
-        np.testing.assert_array_equal(o, w)
-        np.testing.assert_array_equal(h, w)
+def test_out_of_range_indices_stop_the_run_as_tflm(tmp_path):
+    """TFLM fails the invoke; so does the generated run (it returns <PREFIX>_ERR_INDEX, -2); the
+    reference (which carries on) writes zero bytes for that slice."""
+    cases = [("GATHER", [[1, 4, -1]], (3,), (3, 3), {"Axis": 0}, [[4, 5, 6], [0, 0, 0], [0, 0, 0]]),
+             ("GATHER_ND", [[1, 1], [3, 3], [-1, 0]], (3, 2), (3,), {}, [5, 0, 0])]
+    for k, (op, idx, idx_shape, out_shape, attrs, want) in enumerate(cases):
+        c = Cases()
+        x = c.input((4, 3), data=np.arange(1, 13))
+        c.op(op, [x, c.input(idx_shape, "int32", data=idx)], out_shape, **attrs)
+        blob = c.finish()
+        assert tflm_refuses(blob, c.data)
+        path = save(tmp_path, blob, f"m{k}.tflite")
+        np.testing.assert_array_equal(evaluate(load_tflite(path), c.data)[0], np.array(want, np.int8))
+        with pytest.raises(McuforgeError, match=r"returned -2 \(an index input out of range"):
+            run_c(compile_model(path, Options(targets=("c",))), [c.data])
 
 
 def test_gather_rules(tmp_path):
@@ -113,3 +114,28 @@ def test_gather_of_constant_params_is_the_table_lookup(tmp_path):
     compiled = compile_model(save(tmp_path, c.finish()), Options(targets=("c",)))
     (b,) = compiled.program.bindings
     assert b.kernel.function == "mcu_gather_axis" and math.prod(b.kernel.constants["arg0"].shape) == 40
+
+
+def test_random_inputs_draw_indices_inside(tmp_path):
+    """mcuforge verify's random inputs: an input used as indices lies inside what it indexes (per
+    index vector entry for GATHER_ND), so TFLM runs them and the outputs agree."""
+    from mcuforge.oracle import run_tflm
+    from mcuforge.verify import random_inputs
+
+    c = Cases()
+    x = c.input((4, 3), data=np.arange(1, 13))
+    c.op("GATHER", [x, c.input((6,), "int32", data=[0] * 6)], (6, 3), Axis=0)
+    x = c.input((2, 5, 3), data=np.arange(30))
+    c.op("GATHER_ND", [x, c.input((4, 2), "int32", data=[[0, 0]] * 4)], (4, 3))
+    blob = c.finish()
+    module = load_tflite(save(tmp_path, blob))
+    rng = np.random.default_rng(1)
+    sets = [random_inputs(module, rng) for _ in range(8)]
+    for s in sets:
+        gi, nd = s[1], s[3]
+        assert gi.dtype == nd.dtype == np.int32 and gi.shape == (6,) and nd.shape == (4, 2)
+        assert gi.min() >= 0 and gi.max() < 4 and (nd >= 0).all() and (nd[:, 0] < 2).all() and (nd[:, 1] < 5).all()
+    assert len({int(v) for s in sets for v in s[1]}) == 4  # every row drawn
+    for s, (outs, _) in zip(sets, run_tflm(blob, sets)):
+        for o, w in zip(evaluate(module, s), outs):
+            np.testing.assert_array_equal(o, w)

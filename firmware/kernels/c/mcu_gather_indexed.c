@@ -1,11 +1,12 @@
 /* Portable GATHER / GATHER_ND: TFLM's Gather and GatherNd, one memcpy per picked slice; an index
-   TFLM would fail the invoke on gives a slice of zero bytes. */
+   TFLM would fail the invoke on gives a slice of zero bytes and a non-zero return (the run stops). */
 #include "mcu_gather_indexed.h"
 
 #include <string.h>
 
-void mcu_gather_axis(const mcu_gather_axis_params *p, const void *params, const int32_t *indices, void *output)
+int32_t mcu_gather_axis(const mcu_gather_axis_params *p, const void *params, const int32_t *indices, void *output)
 {
+    int32_t bad = 0;
     const size_t row = (size_t)p->inner * (size_t)p->elem_size;
     const uint8_t *in = (const uint8_t *)params;
     uint8_t *out = (uint8_t *)output;
@@ -20,15 +21,18 @@ void mcu_gather_axis(const mcu_gather_axis_params *p, const void *params, const 
                     memcpy(out, block + (size_t)i * row, row);
                 } else {
                     memset(out, 0, row);
+                    bad = 1;
                 }
                 out += row;
             }
         }
     }
+    return bad;
 }
 
-void mcu_gather_nd(const mcu_gather_nd_params *p, const void *params, const int32_t *indices, void *output)
+int32_t mcu_gather_nd(const mcu_gather_nd_params *p, const void *params, const int32_t *indices, void *output)
 {
+    int32_t bad = 0;
     const size_t row = (size_t)p->slice_size * (size_t)p->elem_size;
     const uint8_t *in = (const uint8_t *)params;
     uint8_t *out = (uint8_t *)output;
@@ -43,7 +47,9 @@ void mcu_gather_nd(const mcu_gather_nd_params *p, const void *params, const int3
             memcpy(out, in + (size_t)from * (size_t)p->elem_size, row);
         } else {
             memset(out, 0, row);
+            bad = 1;
         }
         out += row;
     }
+    return bad;
 }
