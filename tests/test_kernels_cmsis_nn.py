@@ -369,6 +369,11 @@ CASES = {
     "conv_3x3_ic5_oc6_dil1x2_same": lambda r: conv(r, (8, 9), 5, 6, (3, 3), dil=(1, 2)),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
+    # the wide layout's dense blocks, widened by the assembly (one group of four, an odd count, the
+    # most the layout takes: 11), a whole number of blocks or a short last one after them
+    "conv_1x1_ic4_oc4_dense": lambda r: conv(r, (3, 3), 4, 4, (1, 1)),
+    "conv_1x1_ic12_oc10_dense": lambda r: conv(r, (4, 6), 12, 10, (1, 1)),
+    "conv_1x1_ic44_oc6_dense": lambda r: conv(r, (5, 4), 44, 6, (1, 1)),
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc3_relu_n1": lambda r: conv(r, (3, 5), 64, 3, (1, 1), act="RELU_N1_TO_1"),
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),
