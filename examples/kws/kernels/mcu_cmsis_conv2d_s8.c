@@ -135,6 +135,28 @@ static inline __attribute__((always_inline)) void widen_pad(int32_t pad4, int32_
     }
 }
 
+/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0, over
+    the input's border: its 27 int8 values at stage, [ky][kx][c], the taps outside the input
+    holding the input zero point (each row filled with it, the run of taps inside copied over). */
+static __attribute__((noinline)) void window_3x3x3(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t iy0,
+                                                   int32_t ix0, int8_t *stage)
+{
+    const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
+    const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + 3 > p->in_w ? p->in_w - ix0 : 3;
+    for (int32_t ky = 0; ky < 3; ky++, stage += 9) {
+        const int32_t iy = iy0 + ky * p->dil_h;
+        mcu_write_s8x4(stage, pad4);
+        mcu_write_s8x4(stage + 4, pad4);
+        stage[8] = (int8_t)pad4;
+        if (iy >= 0 && iy < p->in_h) {
+            const int8_t *const src = input + (iy * p->in_w + ix0 + lo) * 3;
+            for (int32_t i = 0; i < 3 * (hi - lo); i++) {
+                stage[3 * lo + i] = src[i];
+            }
+        }
+    }
+}
+
 /** The receptive field of output pixel (oy, ox) straight into column slot `slot` of the widened
     block (in_c a multiple of four: each tap fills whole groups); padded taps hold the zero point,
     a filter row wholly inside the input (no dilation across it) is one run. */
@@ -274,13 +296,21 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
         }
         return;
     }
-    /* an inside 3x3 three-channel window in a block direct_blocks did not take (across two rows, or another
-       window of it over the border) */
-    if (inside && p->in_c == 3 && p->k_h == 3 && p->k_w == 3) {
-        if (lanes) {
-            widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, NULL, 1);
+    /* a 3x3 three-channel window in a block direct_blocks did not take (across two rows, or a window
+       of it over the border): inside, straight from the input rows; over the border (no horizontal
+       dilation), its 27 values built in the stage first (window_3x3x3) */
+    if (p->in_c == 3 && p->k_h == 3 && p->k_w == 3 && (inside || p->dil_w == 1)) {
+        const int8_t *src = stage;
+        int32_t step = 9;
+        if (inside) {
+            src = input + (iy0 * p->in_w + ix0) * 3, step = g->step;
         } else {
-            widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, s, 0);
+            window_3x3x3(p, input, iy0, ix0, stage);
+        }
+        if (lanes) {
+            widen_3x3x3(src, step, slot, NULL, 1);
+        } else {
+            widen_3x3x3(src, step, slot, s, 0);
         }
     } else {
         if (inside) {
