@@ -363,8 +363,17 @@ CASES = {
     "conv_3x3_ic8_oc8_odd_px": lambda r: conv(r, (5, 7), 8, 8, (3, 3)),
     "conv_3x3_ic24_oc12_s2x1_dil1x2": lambda r: conv(r, (9, 8), 24, 12, (3, 3), stride=(2, 1), dil=(1, 2)),
     "conv_2x3_ic5_oc4_valid": lambda r: conv(r, (6, 7), 5, 4, (2, 3), padding="VALID"),
+    # the int8 column's border rows: the taps inside one run [lo, hi) over the padded row (a 5-wide
+    # filter two taps over the left edge), or with horizontal dilation tap by tap
+    "conv_5x5_ic3_oc4_s2_same": lambda r: conv(r, (9, 11), 3, 4, (5, 5), stride=(2, 2)),
+    "conv_3x3_ic5_oc6_dil1x2_same": lambda r: conv(r, (8, 9), 5, 6, (3, 3), dil=(1, 2)),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
+    # the wide layout's dense blocks, widened by the assembly (one group of four, an odd count, the
+    # most the layout takes: 11), a whole number of blocks or a short last one after them
+    "conv_1x1_ic4_oc4_dense": lambda r: conv(r, (3, 3), 4, 4, (1, 1)),
+    "conv_1x1_ic12_oc10_dense": lambda r: conv(r, (4, 6), 12, 10, (1, 1)),
+    "conv_1x1_ic44_oc6_dense": lambda r: conv(r, (5, 4), 44, 6, (1, 1)),
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc3_relu_n1": lambda r: conv(r, (3, 5), 64, 3, (1, 1), act="RELU_N1_TO_1"),
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),

@@ -69,20 +69,27 @@ static __attribute__((noinline)) void im2col_s8(const mcu_cmsis_conv_params *p, 
         }
         return;
     }
+    /* without horizontal dilation the taps inside a row are one run [lo, hi): the row padded (unless
+       whole), that run copied over it */
+    const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + k_w > in_w ? in_w - ix0 : k_w;
     for (int32_t ky = 0; ky < k_h; ky++, col += row) {
         const int32_t iy = iy0 + ky * p->dil_h;
-        if (iy < 0 || iy >= in_h) {
+        if (iy < 0 || iy >= in_h || !whole) {
             fill_s8(col, pad_value, row);
-        } else if (whole) {
-            copy_s8(input + (iy * in_w + ix0) * in_c, col, row);
-        } else {
-            for (int32_t kx = 0; kx < k_w; kx++) {
-                const int32_t ix = ix0 + kx * dil_w;
-                if (ix < 0 || ix >= in_w) {
-                    fill_s8(col + kx * in_c, pad_value, in_c);
-                } else {
-                    copy_s8(input + (iy * in_w + ix) * in_c, col + kx * in_c, in_c);
-                }
+        }
+        if (iy < 0 || iy >= in_h) {
+            continue;
+        }
+        if (dil_w == 1) {
+            if (lo < hi) {
+                copy_s8(input + (iy * in_w + ix0 + lo) * in_c, col + lo * in_c, (hi - lo) * in_c);
+            }
+            continue;
+        }
+        for (int32_t kx = 0; kx < k_w; kx++) {
+            const int32_t ix = ix0 + kx * dil_w;
+            if (ix >= 0 && ix < in_w) {
+                copy_s8(input + (iy * in_w + ix) * in_c, col + kx * in_c, in_c);
             }
         }
     }
@@ -125,6 +132,28 @@ static inline __attribute__((always_inline)) void widen_pad(int32_t pad4, int32_
 {
     for (int32_t i = 0; i < n; i += 4, slot += 2 * MCU_PAIR_COLUMNS) {
         mcu_pair_put4(slot, pad4, MCU_PAIR_COLUMNS, sum);
+    }
+}
+
+/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0, over
+    the input's border: its 27 int8 values at stage, [ky][kx][c], the taps outside the input
+    holding the input zero point (each row filled with it, the run of taps inside copied over). */
+static __attribute__((noinline)) void window_3x3x3(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t iy0,
+                                                   int32_t ix0, int8_t *stage)
+{
+    const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
+    const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + 3 > p->in_w ? p->in_w - ix0 : 3;
+    for (int32_t ky = 0; ky < 3; ky++, stage += 9) {
+        const int32_t iy = iy0 + ky * p->dil_h;
+        mcu_write_s8x4(stage, pad4);
+        mcu_write_s8x4(stage + 4, pad4);
+        stage[8] = (int8_t)pad4;
+        if (iy >= 0 && iy < p->in_h) {
+            const int8_t *const src = input + (iy * p->in_w + ix0 + lo) * 3;
+            for (int32_t i = 0; i < 3 * (hi - lo); i++) {
+                stage[3 * lo + i] = src[i];
+            }
+        }
     }
 }
 
@@ -267,13 +296,21 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
         }
         return;
     }
-    /* an inside 3x3 three-channel window in a block block_3x3x3 did not take (across two rows, or another
-       window of it over the border) */
-    if (inside && p->in_c == 3 && p->k_h == 3 && p->k_w == 3) {
-        if (lanes) {
-            widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, NULL, 1);
+    /* a 3x3 three-channel window in a block direct_blocks did not take (across two rows, or a window
+       of it over the border): inside, straight from the input rows; over the border (no horizontal
+       dilation), its 27 values built in the stage first (window_3x3x3) */
+    if (p->in_c == 3 && p->k_h == 3 && p->k_w == 3 && (inside || p->dil_w == 1)) {
+        const int8_t *src = stage;
+        int32_t step = 9;
+        if (inside) {
+            src = input + (iy0 * p->in_w + ix0) * 3, step = g->step;
         } else {
-            widen_3x3x3(input + (iy0 * p->in_w + ix0) * 3, g->step, slot, s, 0);
+            window_3x3x3(p, input, iy0, ix0, stage);
+        }
+        if (lanes) {
+            widen_3x3x3(src, step, slot, NULL, 1);
+        } else {
+            widen_3x3x3(src, step, slot, s, 0);
         }
     } else {
         if (inside) {
@@ -312,45 +349,56 @@ static __attribute__((noinline)) void im2col_column_sum(const mcu_cmsis_conv_par
 }
 /** 1 where the windows are 3x3 over three channels (K = 27) and not dilated horizontally, the
     weights in the wide layout (the DSP ISA's for that K; the others' go the general way): the
-    blocks whose three windows are wholly inside the input take block_3x3x3. */
+    blocks whose three windows are wholly inside the input, along a row, take direct_blocks. */
 static int direct_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g)
 {
     return p->in_c == 3 && p->k_h == 3 && p->k_w == 3 && g->x_max >= 0 && p->pair_offset == MCU_CMSIS_PAIR_WIDE;
 }
 
-/** The first value of output pixel (oy, ox)'s window when it is wholly inside the input (struct
-    window), else NULL. */
-static inline const int8_t *inside_window(const mcu_cmsis_conv_params *p, const struct window *g,
-                                          const int8_t *input, int32_t oy, int32_t ox)
+/** The whole blocks of a 3x3 three-channel layer (direct_3x3x3) along one output row, every window
+    wholly inside the input, from the window at src on (`advance` bytes from one window to the
+    next): each block widened straight from the input rows in the wide layout's order
+    (mcu_pair_put4_lanes), then its outputs (out_c bytes apart); on the fast path the pair job's
+    spacing set once. Not inlined, as the 1x1 kernel's dense_blocks: the few values it keeps stay in
+    registers from block to block. */
+static __attribute__((noinline)) void direct_blocks(struct mcu_pair_gemm *gm, const int8_t *src, int32_t step,
+                                                    int32_t advance, int32_t out_c, int32_t blocks, int8_t *out)
 {
-    const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
-    const int inside = ix0 >= 0 && ix0 <= g->x_max && iy0 >= 0 && iy0 <= g->y_max;
-    return inside ? input + (iy0 * p->in_w + ix0) * p->in_c : NULL;
+    int32_t *const col = (int32_t *)(void *)gm->col;
+    static const int32_t no_sums[3] = {0, 0, 0}; /* the wide layout reads none */
+#if MCU_PAIR_ASM
+    struct mcu_pair_job *const job = &gm->job;
+    job->d1 = out_c, job->d2 = 2 * out_c;
+#endif
+    for (; blocks > 0; blocks--, src += 3 * advance, out += 3 * out_c) {
+        widen_3x3x3(src, step, col, NULL, 1);
+        widen_3x3x3(src + advance, step, col + 1, NULL, 1);
+        widen_3x3x3(src + 2 * advance, step, col + 2, NULL, 1);
+#if MCU_PAIR_ASM
+        if (gm->fast) {
+            mcu_pair_gemm_restart(gm);
+            job->out = out;
+            mcu_pair_rows3_asm_wide(job);
+            continue;
+        }
+#endif
+        mcu_pair_gemm_block(gm, no_sums, out, out + out_c, out + 2 * out_c);
+    }
 }
 
-/** The block of pixels n, n + 1, n + 2 (pixel n at (y, *ox)) when the three are in one output
-    row and their windows are 3x3 over three channels wholly inside the input: widened straight
-    from the input rows into the block `col` in the wide layout's order (mcu_pair_put4_lanes), *ox
-    moved to the block's last pixel, 1; else (a short last block, a block across two rows, a window
-    over the border) 0, nothing done. Not inlined: the other blocks' loop keeps its registers. */
-static __attribute__((noinline)) int block_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g,
-                                                 const int8_t *input, int32_t n, int32_t pixels, int32_t y,
-                                                 int32_t *ox, int32_t *col)
+/** How many whole blocks from pixel n (at (y, x); pixels up to end) direct_blocks takes: those
+    within output row y whose windows are all inside the input (struct window). */
+static int32_t direct_run(const mcu_cmsis_conv_params *p, const struct window *g, int32_t n, int32_t end, int32_t y,
+                          int32_t x)
 {
-    const int32_t x = *ox;
-    if (n + 2 >= pixels || x + 2 >= p->out_w) {
+    const int32_t iy0 = y * p->stride_h - p->pad_top, ix0 = x * p->stride_w - p->pad_left;
+    if (iy0 < 0 || iy0 > g->y_max || ix0 < 0 || ix0 > g->x_max) {
         return 0;
     }
-    const int8_t *const s0 = inside_window(p, g, input, y, x);
-    if (s0 == NULL || inside_window(p, g, input, y, x + 2) == NULL) {
-        return 0; /* x is monotone along the row: the middle window is inside too */
-    }
-    const int8_t *const s1 = s0 + 3 * p->stride_w, *const s2 = s1 + 3 * p->stride_w;
-    *ox = x + 2;
-    widen_3x3x3(s0, g->step, col, NULL, 1);
-    widen_3x3x3(s1, g->step, col + 1, NULL, 1);
-    widen_3x3x3(s2, g->step, col + 2, NULL, 1);
-    return 1;
+    int32_t last = (g->x_max + p->pad_left) / p->stride_w; /* the last output x whose window is inside */
+    last = last < p->out_w - 1 ? last : p->out_w - 1;
+    const int32_t in_row = (last - x + 1) / MCU_PAIR_COLUMNS, left = (end - n) / MCU_PAIR_COLUMNS;
+    return in_row < left ? in_row : left;
 }
 #else
 typedef int16_t col_t; /* the plain path's im2col values */
@@ -471,22 +519,36 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     mcu_pair_gemm_init(&gemm, &o, weights, k, bias, multiplier, shift, rq, col);
     int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
     for (; n < end; n += MCU_PAIR_COLUMNS) {
+        if (direct) {
+            const int32_t run = direct_run(p, &g, n, end, oy, ox);
+            if (run > 0) {
+                const int32_t ix0 = ox * p->stride_w - p->pad_left, iy0 = oy * p->stride_h - p->pad_top;
+                direct_blocks(&gemm, input + (iy0 * p->in_w + ix0) * 3, g.step, 3 * p->stride_w, out_c, run,
+                              output + (n - first) * out_c);
+                n += MCU_PAIR_COLUMNS * run;
+                ox += MCU_PAIR_COLUMNS * run;
+                if (ox == out_w) {
+                    ox = 0, oy++;
+                }
+                if (n >= end) {
+                    break;
+                }
+            }
+        }
         /* a short last block: its last pixel again, computed twice into the same place */
         const int32_t n1 = n + 1 < end ? n + 1 : end - 1;
         const int32_t n2 = n + 2 < end ? n + 2 : end - 1;
         int32_t y = oy, x = ox;
         int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
         const int offset = p->pair_offset == MCU_CMSIS_PAIR_OFFSET;
-        if (!direct || !block_3x3x3(p, &g, input, n, end, y, &x, col)) {
-            for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
-                if (j > 0 && n + j < end && ++x == out_w) {
-                    x = 0, y++;
-                }
-                if (offset) {
-                    im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
-                } else {
-                    im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
-                }
+        for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
+            if (j > 0 && n + j < end && ++x == out_w) {
+                x = 0, y++;
+            }
+            if (offset) {
+                im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
+            } else {
+                im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
             }
         }
         if (++x == out_w) { /* the next block's first pixel */

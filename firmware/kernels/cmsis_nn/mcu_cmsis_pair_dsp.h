@@ -368,6 +368,16 @@ struct mcu_pair_job {
                               layout's straight steps: MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
     int32_t bias_b;        /* 60: the offset layout's row b bias, kept for the results */
+    /* the wide layout's run of dense blocks (mcu_pair_rows3_asm_wide; the 1x1 kernel's consecutive
+       pixels): */
+    const int8_t *x;       /* 64: the next block's first input pixel, its three pixels widened by the
+                              assembly; NULL: the caller widened its one block */
+    int32_t in_c;          /* 68: values per pixel (a multiple of four) */
+    int32_t *block;        /* 72: the column block they are widened into */
+    int32_t blocks;        /* 76: the blocks left, this one included (0 or 1: this one) */
+    const int32_t *rq0;    /* 80: every block's first pair's rq, wp and bias */
+    const int8_t *wp0;     /* 84 */
+    const int32_t *bias0;  /* 88 */
 };
 
 /* Registers in the K loop: r2-r4 row a, r5-r7 row b (columns 0..2), r8 the weight word, r9 its
@@ -446,9 +456,13 @@ struct mcu_pair_job {
     "cmp lr, r0\n\t"                                                                                              \
     "bne 4b\n\t"
 
-/* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job) */
-#define MCU_PAIR_AEPILOGUE MCU_PAIR_AEPILOGUE_(MCU_PAIR_AREQ)
-#define MCU_PAIR_AEPILOGUE_(REQ)                                                                                   \
+/* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job);
+   after the last pair r0 the job, r12 the next out */
+#define MCU_PAIR_AEPILOGUE MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ) MCU_PAIR_ARETURN
+#define MCU_PAIR_ARETURN                                                                                           \
+    "add sp, #4\n\t"                                                                                            \
+    "pop {r4-r11, pc}\n\t"
+#define MCU_PAIR_APAIRS_END_(REQ)                                                                                  \
     "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
     "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
@@ -469,9 +483,7 @@ struct mcu_pair_job {
     "ldr r9, [r0, #32]\n\t"                                                                                       \
     "cmp lr, r8\n\t"                                                                                              \
     "add r1, r1, r9\n\t"                                                                                          \
-    "bne 1b\n\t"                                                                                                  \
-    "add sp, #4\n\t"                                                                                              \
-    "pop {r4-r11, pc}\n\t"
+    "bne 1b\n\t"
 
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_job *job)
 {
@@ -498,7 +510,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
 /* The wide layout's K loop straight (its K is below 48: at most MCU_PAIR_WIDE_STEPS steps), entered
    at step MCU_PAIR_WIDE_STEPS - steps (job->e), no loop end to compare, r0 keeping the job through
    it; the weights doubled, the biases doubled too, so the accumulators hold 2 * acc, which the
-   requantization takes without its LSL (2 * acc fits: the records' proof). */
+   requantization takes without its LSL (2 * acc fits: the records' proof). With job->x (the 1x1
+   kernel's consecutive pixels, dense_blocks) the routine runs job->blocks blocks, widening each
+   block's three pixels itself: one call for the layer, no C between blocks. */
 #define MCU_PAIR_WIDE_STEPS 24
 #define MCU_PAIR_AWSTEPS_0_11                                                                                      \
     MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
@@ -515,6 +529,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
+                     "ldr r2, [r0, #64]\n\t" /* job->x: the blocks' loop below */
+                     "cmp r2, #0\n\t"
+                     "bne 5f\n\t"
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
@@ -531,7 +548,43 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      ".balign 4\n"
                      "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_23
                      "str r1, [r0, #16]\n\t"
-                     MCU_PAIR_AEPILOGUE_(MCU_PAIR_AREQW));
+                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW)
+                     "ldr r8, [r0, #76]\n\t" /* another block? */
+                     "subs r8, r8, #1\n\t"
+                     "bgt 8f\n\t"
+                     MCU_PAIR_ARETURN
+                     "8:\n\t" /* the next block: its outputs d2 after this one's end, the pairs from the first */
+                     "str r8, [r0, #76]\n\t"
+                     "ldr r9, [r0, #0]\n\t"
+                     "ldr r10, [r0, #80]\n\t"
+                     "ldr r11, [r0, #88]\n\t"
+                     "ldr r1, [r0, #84]\n\t"
+                     "add r12, r12, r9\n\t"
+                     "str r12, [r0, #8]\n\t"
+                     "str r10, [r0, #12]\n\t"
+                     "str r11, [r0, #20]\n\t"
+                     "ldr r2, [r0, #64]\n\t"
+                     "5:\n\t" /* a block's three pixels from r2 widened, a group of four values of each per pass
+                                  (mcu_pair_put4_lanes' order, one STM), then its pairs */
+                     "ldr r3, [r0, #68]\n\t"
+                     "ldr r4, [r0, #72]\n\t"
+                     "add r12, r2, r3\n\t"
+                     "add r8, r12, r3, lsl #1\n\t"
+                     "str r8, [r0, #64]\n\t"
+                     "2:\n\t"
+                     "ldr r9, [r2, r3]\n\t"
+                     "ldr r10, [r2, r3, lsl #1]\n\t"
+                     "ldr r8, [r2], #4\n\t"
+                     "sxtb16 r5, r8\n\t"
+                     "sxtb16 r6, r9\n\t"
+                     "sxtb16 r7, r10\n\t"
+                     "sxtb16 r8, r8, ror #8\n\t"
+                     "sxtb16 r9, r9, ror #8\n\t"
+                     "sxtb16 r10, r10, ror #8\n\t"
+                     "stm r4!, {r5-r10}\n\t"
+                     "cmp r2, r12\n\t"
+                     "bne 2b\n\t"
+                     "b 1b\n\t");
 }
 #endif
 
@@ -598,6 +651,8 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
     job->entry = 0;
     job->e = e;
     job->bias_b = 0;
+    job->x = NULL;
+    job->blocks = 0;
 }
 
 /** The assembly routine of the pair layout `layout`. */
