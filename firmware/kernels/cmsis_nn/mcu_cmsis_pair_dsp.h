@@ -238,13 +238,14 @@ __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const 
 #endif
 
 /** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
-    values, an even count) times the pair's weights at wp. sums: NULL for the plain and wide pair
+    values, an even count) times the pair's weights at wp (the C paths' product: one copy, not
+    inlined into each of them; the fast form's pairs take the assembly routines below). sums: NULL for the plain and wide pair
     layouts (wide: 1 for the wide one, mcu_pair_wide_dot3); for the offset layout 128 * each
     column's sum of values. The offset layout's loop keeps row a plus 128 (UXTB16, started at
     acc - 128 * sum x) in a0..a2 and the raw words' products (the same plus 256 * row b's sums) in
     b0..b2, then splits them. */
-static inline __attribute__((always_inline)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
-                                                                int32_t *acc, const int32_t *sums, const int wide)
+__attribute__((noinline, weak)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps, int32_t *acc,
+                                                   const int32_t *sums, const int wide)
 {
     if (wide) {
         mcu_pair_wide_dot3(wp, cp, steps, acc);
