@@ -158,57 +158,95 @@ static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
     out[3] = mcu_sxtb16_ror8(hi);
 }
 
-/** Builds input line r of channels [c0, c0 + 4) (depth multiplier 1) into `line` in the pair
-    layout: positions outside the input (and the one past an odd span) the zero point zq (four
-    bytes). */
-static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t span, int32_t r,
-                                     int32_t c0, int32_t zq, int32_t *line)
+/** How a group's input lines go into the pair layout (the same for every line): line r's
+    position `first` (the first inside the input) at base + r * in_line, positions [first, last)
+    inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
+    the others of the `pairs` the zero point zq (four bytes) where outside. */
+struct mcu_cmsis_dw_pair_plan {
+    const int8_t *base;
+    int32_t in_line, step, first, last, lo, hi, pairs, inner, zq;
+};
+typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
+
+/** The plan of channels [c0, c0 + 4) (depth multiplier 1) for lines of `span` positions. */
+static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                               int32_t span, int32_t c0, int32_t zp)
 {
-    const int32_t pad = v->pad_p, step = v->in_step, pairs = (span + 1) / 2;
-    const int32_t first = pad < span ? pad : span; /* positions [first, last) lie inside */
-    const int32_t last = v->in_pos + pad < span ? v->in_pos + pad : span;
-    const int32_t lo = (first + 1) / 2, hi = last / 2 > lo ? last / 2 : lo; /* pairs [lo, hi): both inside */
-    const int8_t *x = input + r * v->in_line + c0;                          /* position i: x + (i - pad) * step */
-    for (int32_t j = 0; j < pairs; j++) { /* the edge pairs */
-        if (j == lo && hi > lo) {
-            j = hi - 1; /* past the inside pairs */
-            continue;
-        }
-        const int32_t i = 2 * j;
-        const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - pad) * step) : zq;
-        const int32_t q1 = i + 1 >= first && i + 1 < last ? mcu_read_s8x4(x + (i + 1 - pad) * step) : zq;
-        mcu_cmsis_dw_pack_pairs(q0, q1, line + 4 * j);
+    mcu_cmsis_dw_pair_plan pl;
+    const int32_t pad = v->pad_p;
+    pl.first = pad < span ? pad : span;
+    pl.last = v->in_pos + pad < span ? v->in_pos + pad : span;
+    pl.lo = (pl.first + 1) / 2;
+    pl.hi = pl.last / 2 > pl.lo ? pl.last / 2 : pl.lo;
+    pl.pairs = (span + 1) / 2;
+    pl.step = v->in_step;
+    pl.in_line = v->in_line;
+    pl.inner = (2 * pl.lo - pl.first) * pl.step;
+    pl.base = input + c0 + (pl.first - pad) * pl.step; /* inside the input whenever a position is */
+    pl.zq = mcu_splat_s8x4((int8_t)zp);
+    return pl;
+}
+
+/** Pair j of a line (x: its position `first`) where a position may lie outside: the edges. */
+__attribute__((noinline)) static void mcu_cmsis_dw_pair_edge(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x,
+                                                             int32_t j, int32_t *out)
+{
+    const int32_t i = 2 * j, first = pl->first, last = pl->last, step = pl->step;
+    const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - first) * step) : pl->zq;
+    const int32_t q1 = i + 1 >= first && i + 1 < last ? mcu_read_s8x4(x + (i + 1 - first) * step) : pl->zq;
+    mcu_cmsis_dw_pack_pairs(q0, q1, out);
+}
+
+/** Builds input line r into `line` in the pair layout (mcu_cmsis_dw_pair_plan). */
+__attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_dw_pair_plan *pl, int32_t r,
+                                                               int32_t *line)
+{
+    const int8_t *const x = pl->base + r * pl->in_line;
+    const int32_t step = pl->step, hi = pl->hi;
+    int32_t j = 0;
+    for (; j < pl->lo; j++) {
+        mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
     }
-    const int8_t *in = x + (2 * lo - pad) * step;
+    const int8_t *in = x + pl->inner;
+    int32_t *o = line + 4 * j;
     MCU_CMSIS_DW_UNROLL2
-    for (int32_t j = lo; j < hi; j++, in += 2 * step) {
-        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), line + 4 * j);
+    for (; j < hi; j++, in += 2 * step, o += 4) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), o);
+    }
+    for (; j < pl->pairs; j++) {
+        mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
     }
 }
 
-/** Offset (words from c->lines) of input line r: cached line ((r % slots) + slots) % slots, built
-    if it holds another line (a line outside the input: the zero point throughout, unless it held
-    such a line, of any group; tag INT32_MIN: unknown): the lines of one
-    output line's windows, at most `slots` consecutive lines, never share a slot. `pairs`: in the
-    pair layout (mcu_cmsis_dw_pairs_group). */
-static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult,
-                                        const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2,
-                                        int pairs)
+/** Whether cached line `slot` must be built to hold input line r (inside the input), which it
+    is then tagged with; a line outside the input is the zero point throughout, filled here
+    unless the slot held such a line, of any group (tag INT32_MIN: unknown). */
+static inline int mcu_cmsis_dw_stale(const mcu_cmsis_dw_view *v, const mcu_cmsis_dw_cache *c, int32_t r,
+                                     int32_t slot, int32_t zp2)
 {
-    const int32_t slot = (r % c->slots + c->slots) % c->slots, off = slot * c->words, was = c->tag[slot];
-    if (was != r) {
-        c->tag[slot] = r;
-        if (r < 0 || r >= v->in_lines) { /* a line of padding: the zero point, unless it held one */
-            if (was == INT32_MIN || (was >= 0 && was < v->in_lines)) {
-                mcu_cmsis_dw_fill(c->lines + off, 0, c->words / 2, zp2);
-            }
-        } else {
-            if (pairs) {
-                mcu_cmsis_dw_build_pairs(v, input, c->span, r, c0, mcu_splat_s8x4((int8_t)zp2), c->lines + off);
-            } else {
-                mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
-            }
-        }
+    const int32_t was = c->tag[slot];
+    if (was == r) {
+        return 0;
+    }
+    c->tag[slot] = r;
+    if (r >= 0 && r < v->in_lines) {
+        return 1;
+    }
+    if (was == INT32_MIN || (was >= 0 && was < v->in_lines)) { /* a line of padding where it held none */
+        mcu_cmsis_dw_fill(c->lines + slot * c->words, 0, c->words / 2, zp2);
+    }
+    return 0;
+}
+
+/** Offset (words from c->lines) of input line r in the lane pairs: cached line ((r % slots) +
+    slots) % slots, built if stale (mcu_cmsis_dw_stale): the lines of one output line's windows,
+    at most `slots` consecutive lines, never share a slot. */
+static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult,
+                                        const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2)
+{
+    const int32_t slot = (r % c->slots + c->slots) % c->slots, off = slot * c->words;
+    if (mcu_cmsis_dw_stale(v, c, r, slot, zp2)) {
+        mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
     }
     return off;
 }
@@ -618,7 +656,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_group_lines(const
         const int32_t il = ol * v->stride_l - v->pad_l;
         for (int32_t kl = 0; kl < k_l; kl++) {
             const int32_t off =
-                mcu_cmsis_dw_line(v, input, b->p->depth_multiplier, c, il + kl * v->dil_l, b->c0, b->n, zp2, 0);
+                mcu_cmsis_dw_line(v, input, b->p->depth_multiplier, c, il + kl * v->dil_l, b->c0, b->n, zp2);
             c->lane[0][kl - k_l] = off;
             c->lane[1][kl - k_l] = off;
         }
@@ -651,21 +689,23 @@ __attribute__((noinline)) static void mcu_cmsis_dw_group_any(const mcu_cmsis_dw_
    take three. A block of four pixels (stride 1: at an even position) reads three pairs (stride 2:
    five) per filter line and channel; its four accumulators are requantized at once, channel by
    channel. Scratch (words): the cached lines (4 per pair, an odd span's last pair whole), the
-   group's weights (mcu_cmsis_dw_pair_weights), the lines' tags: within the lane pairs' scratch,
-   whose Helium room the two more words of an odd span's lines take (mcu_cmsis_dw_pairs_fit). */
+   group's weights (mcu_cmsis_dw_pair_weights), the output step, the lines' tags: within the lane
+   pairs' scratch, whose Helium room the two more words of an odd span's lines take
+   (mcu_cmsis_dw_pairs_fit). The lines are built (mcu_cmsis_dw_build_pairs) from a plan made once
+   per group (mcu_cmsis_dw_pair_plan), the line of each filter line found without a division. */
 
 /** Words per channel of the pair layout's weights: the folded bias, then per filter line (w0, w1),
     then per filter line (w1, w2), all doubled, then the channel's requantization record. */
 #define MCU_CMSIS_DW_PAIR_WORDS 10
 
 /** The pair layout's cache: the lane pairs' geometry (c) with 4 * ceil(span / 2) words per line,
-    then the weights (returned) and the tags. */
+    then the weights (returned), the output step and the tags. */
 static inline int32_t *mcu_cmsis_dw_pairs_at(mcu_cmsis_dw_cache *c, int32_t *scratch)
 {
     c->words = 4 * ((c->span + 1) / 2);
     c->lines = scratch;
     int32_t *const w = scratch + c->slots * c->words;
-    c->tag = w + 4 * MCU_CMSIS_DW_PAIR_WORDS;
+    c->tag = w + 4 * MCU_CMSIS_DW_PAIR_WORDS + 1; /* after the output step */
     c->lane[0] = c->lane[1] = NULL;
     return w;
 }
@@ -673,7 +713,7 @@ static inline int32_t *mcu_cmsis_dw_pairs_at(mcu_cmsis_dw_cache *c, int32_t *scr
 /** Whether the pair layout fits the scratch the planner gives the lane pairs (its macro). */
 static inline int mcu_cmsis_dw_pairs_fit(const mcu_cmsis_dw_view *v, const mcu_cmsis_dw_cache *c, int32_t in_c)
 {
-    const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + 4 * MCU_CMSIS_DW_PAIR_WORDS + c->slots;
+    const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + 4 * MCU_CMSIS_DW_PAIR_WORDS + 1 + c->slots;
     return 4 * words <= MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(v->k_l, v->k_p, v->dil_l, v->out_pos, v->stride_p,
                                                                   v->dil_p, in_c);
 }
@@ -730,17 +770,17 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
 
 #if defined(MCU_CMSIS_DW_ASM)
 /* A block in inline assembly (the C below is its model): per channel C of the group, its
-   accumulators from the folded bias, per filter line R its row pointer (job[R]), (w0, w1) and
-   (w1, w2), then the block's pairs, loads first (an M4 load right after an independent load takes
-   one cycle); the four accumulators requantized and stored one pixel (job[3] bytes) apart.
-   Thirteen registers: four accumulators, w, job, out and six temporaries. */
+   accumulators from the folded bias, per filter line R (w0, w1), (w1, w2) and the block's pairs
+   from x<R> (loads first: an M4 load right after an independent load takes one cycle); the four
+   accumulators requantized and stored one pixel (the step, w[4 * MCU_CMSIS_DW_PAIR_WORDS]) apart,
+   out walking forward for channels 0 and 2 and back for 1 and 3 (it ends where it started).
+   Fourteen registers: four accumulators, x0..x2, w, out and five temporaries. */
 #define MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                \
-    "ldr %[x], [%[job], #4*" #R "]\n\t"                                                                               \
     "ldr %[u], [%[w], #40*" #C "+4+4*" #R "]\n\t"                                                                     \
     "ldr %[v], [%[w], #40*" #C "+16+4*" #R "]\n\t"                                                                    \
-    "ldr %[p], [%[x], #4*" #C "]\n\t"                                                                                 \
-    "ldr %[q], [%[x], #4*" #C "+16]\n\t"                                                                              \
-    "ldr %[r], [%[x], #4*" #C "+32]\n\t"
+    "ldr %[p], [%[x" #R "], #4*" #C "]\n\t"                                                                           \
+    "ldr %[q], [%[x" #R "], #4*" #C "+16]\n\t"                                                                        \
+    "ldr %[r], [%[x" #R "], #4*" #C "+32]\n\t"
 /* stride 1: pixels at pair positions 0, 0.5, 1, 1.5 */
 #define MCU_CMSIS_DW_PAIR_ROW1(C, R)                                                                                 \
     MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                     \
@@ -770,8 +810,8 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
     "smlad %[a1], %[q], %[u], %[a1]\n\t"                                                                              \
     "smlabt %[a1], %[r], %[v], %[a1]\n\t"                                                                             \
-    "ldr %[p], [%[x], #4*" #C "+48]\n\t"                                                                              \
-    "ldr %[q], [%[x], #4*" #C "+64]\n\t"                                                                              \
+    "ldr %[p], [%[x" #R "], #4*" #C "+48]\n\t"                                                                        \
+    "ldr %[q], [%[x" #R "], #4*" #C "+64]\n\t"                                                                        \
     "smlad %[a2], %[r], %[u], %[a2]\n\t"                                                                              \
     "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
     "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
@@ -784,41 +824,47 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
     "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
     "smlabt %[a1], %[r], %[v], %[a1]\n\t"                                                                             \
-    "ldr %[p], [%[x], #4*" #C "+48]\n\t"                                                                              \
-    "ldr %[q], [%[x], #4*" #C "+64]\n\t"                                                                              \
+    "ldr %[p], [%[x0], #4*" #C "+48]\n\t"                                                                             \
+    "ldr %[q], [%[x0], #4*" #C "+64]\n\t"                                                                             \
     "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
     "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
     "smlabt %[a3], %[q], %[v], %[a3]\n\t"
-/* requantize accumulator a (doubled) with m in u, add in v, right in p; store at r */
-#define MCU_CMSIS_DW_PAIR_RQ(a)                                                                                      \
-    "add %[x], %[v], %[" a "], asr #31\n\t"                                                                           \
-    "smmlar %[" a "], %[" a "], %[u], %[x]\n\t"                                                                       \
+/* requantize accumulator a (doubled) with m in u, add in v, right in p; store at out + C */
+#define MCU_CMSIS_DW_PAIR_RQ(a, C)                                                                                   \
+    "add %[r], %[v], %[" a "], asr #31\n\t"                                                                           \
+    "smmlar %[" a "], %[" a "], %[u], %[r]\n\t"                                                                       \
     "asr %[" a "], %[" a "], %[p]\n\t"                                                                                \
     "ssat %[" a "], #8, %[" a "]\n\t"                                                                                 \
-    "strb %[" a "], [%[r]]\n\t"
-#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW)                                                                     \
+    "strb %[" a "], [%[out], #" #C "]\n\t"
+/* channel C, its pixels stored in the order A..D, out moved by MOVE (add or sub) the step between */
+#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW, A, B, D, E, MOVE)                                                   \
     "ldr %[a0], [%[w], #40*" #C "]\n\t" FIRST(C) ROW(C, 1) ROW(C, 2)                                                  \
     "ldr %[u], [%[w], #40*" #C "+28]\n\t"                                                                             \
     "ldr %[v], [%[w], #40*" #C "+32]\n\t"                                                                             \
     "ldr %[p], [%[w], #40*" #C "+36]\n\t"                                                                             \
-    "ldr %[q], [%[job], #12]\n\t"                                                                                     \
-    "add %[r], %[out], #" #C "\n\t" MCU_CMSIS_DW_PAIR_RQ("a0") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a1") \
-    "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a2") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a3")
+    "ldr %[q], [%[w], #160]\n\t" MCU_CMSIS_DW_PAIR_RQ(A, C) MOVE MCU_CMSIS_DW_PAIR_RQ(B, C) MOVE                     \
+        MCU_CMSIS_DW_PAIR_RQ(D, C) MOVE MCU_CMSIS_DW_PAIR_RQ(E, C)
+#define MCU_CMSIS_DW_PAIR_FWD "add %[out], %[out], %[q]\n\t"
+#define MCU_CMSIS_DW_PAIR_BACK "sub %[out], %[out], %[q]\n\t"
 #define MCU_CMSIS_DW_PAIR_BLOCK(FIRST, ROW)                                                                          \
-    __asm__ volatile(MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW)                \
-                         MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW)            \
-                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "=&r"(x), [u] "=&r"(u),   \
-                       [v] "=&r"(v), [p] "=&r"(p), [q] "=&r"(q), [r] "=&r"(r)                                         \
-                     : [w] "r"(w), [job] "r"(job), [out] "r"(out)                                                     \
-                     : "memory")
+    __asm__ volatile(                                                                                                 \
+        MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)                      \
+            MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)                 \
+                MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)              \
+                    MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)         \
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [u] "=&r"(u), [v] "=&r"(v), [p] "=&r"(p), \
+          [q] "=&r"(q), [r] "=&r"(r), [out] "+&r"(out)                                                                \
+        : [w] "r"(w), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2)                                                        \
+        : "memory")
 
-/** A block of four pixels, stride S (compile time; stride 1: at an even position): job[0..2], the
-    filter lines' cached lines at the block's first pair, job[3] the output step; every channel of
-    the group (out: its first pixel's first channel). */
-__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w,
+/** A block of four pixels, stride S (compile time; stride 1: at an even position): x0..x2, the
+    filter lines' cached lines at the block's first pair; every channel of the group (out: its first
+    pixel's first channel; the output step in w[4 * MCU_CMSIS_DW_PAIR_WORDS]). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_block(const int32_t *x0, const int32_t *x1,
+                                                                          const int32_t *x2, const int32_t *w,
                                                                           int8_t *out, const int S)
 {
-    int32_t a0, a1, a2, a3, x, u, v, p, q, r;
+    int32_t a0, a1, a2, a3, u, v, p, q, r;
     if (S == 1) {
         MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1);
     } else {
@@ -826,15 +872,16 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_block(const 
     }
 }
 #else
-/** A block of four pixels, stride S (compile time; stride 1: at an even position): job[0..2], the
-    filter lines' cached lines at the block's first pair, job[3] the output step; every channel of
-    the group (out: its first pixel's first channel). */
-static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w, int8_t *out, const int S)
+/** A block of four pixels, stride S (compile time; stride 1: at an even position): x0..x2, the
+    filter lines' cached lines at the block's first pair; every channel of the group (out: its first
+    pixel's first channel; the output step in w[4 * MCU_CMSIS_DW_PAIR_WORDS]). */
+static inline void mcu_cmsis_dw_pair_block(const int32_t *x0, const int32_t *x1, const int32_t *x2, const int32_t *w,
+                                           int8_t *out, const int S)
 {
-    const int32_t *x0 = (const int32_t *)job[0], *x1 = (const int32_t *)job[1], *x2 = (const int32_t *)job[2];
+    const int32_t step = w[4 * MCU_CMSIS_DW_PAIR_WORDS];
     for (int32_t k = 0; k < 4; k++, w += MCU_CMSIS_DW_PAIR_WORDS) {
         int8_t *o = out + k;
-        for (int32_t i = 0; i < 4; i++, o += job[3]) { /* job[3]: the output step */
+        for (int32_t i = 0; i < 4; i++, o += step) {
             int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, S * i, w[1], w[4], w[0]);
             a = mcu_cmsis_dw_pair_tap(x1 + k, S * i, w[2], w[5], a);
             a = mcu_cmsis_dw_pair_tap(x2 + k, S * i, w[3], w[6], a);
@@ -850,61 +897,64 @@ static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(const int32_t *x0, const int32_t *x1,
                                                                               const int32_t *x2, const int32_t *w,
                                                                               int8_t *out, int32_t out_pos,
-                                                                              int32_t step, const int S)
+                                                                              const int S)
 {
-    intptr_t job[4] = {(intptr_t)x0, (intptr_t)x1, (intptr_t)x2, step}; /* words where the assembly reads them */
-    const intptr_t next = (intptr_t)(8 * S * sizeof(int32_t)); /* four pixels on: cached position 4 * S */
-    int32_t op = 0;
-    for (int8_t *o = out; op + 4 <= out_pos; op += 4, o += 4 * step) {
-        mcu_cmsis_dw_pair_block(job, w, o, S);
-        job[0] += next;
-        job[1] += next;
-        job[2] += next;
+    const int32_t step = w[4 * MCU_CMSIS_DW_PAIR_WORDS], fours = out_pos / 4;
+    for (int32_t i = 0; i < fours; i++) { /* four pixels on: cached position 4 * S, 8 * S words */
+        mcu_cmsis_dw_pair_block(x0 + 8 * S * i, x1 + 8 * S * i, x2 + 8 * S * i, w, out + 4 * i * step, S);
     }
-    const int32_t last = out_pos - 4;
+    const int32_t last = out_pos - 4, op = 4 * fours;
     if (out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0)) {
-        job[0] = (intptr_t)(x0 + 2 * S * last);
-        job[1] = (intptr_t)(x1 + 2 * S * last);
-        job[2] = (intptr_t)(x2 + 2 * S * last);
-        mcu_cmsis_dw_pair_block(job, w, out + last * step, S);
+        mcu_cmsis_dw_pair_block(x0 + 2 * S * last, x1 + 2 * S * last, x2 + 2 * S * last, w, out + last * step, S);
         return;
     }
-    for (; op < out_pos; op++) {
-        mcu_cmsis_dw_pair_single(x0, x1, x2, w, S * op, out + op * step);
+    for (int32_t o = op; o < out_pos; o++) {
+        mcu_cmsis_dw_pair_single(x0, x1, x2, w, S * o, out + o * step);
     }
 }
 
 __attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s1(const int32_t *x0, const int32_t *x1,
                                                                 const int32_t *x2, const int32_t *w, int8_t *out,
-                                                                int32_t out_pos, int32_t step)
+                                                                int32_t out_pos)
 {
-    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, step, 1);
+    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 1);
 }
 
 __attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s2(const int32_t *x0, const int32_t *x1,
                                                                 const int32_t *x2, const int32_t *w, int8_t *out,
-                                                                int32_t out_pos, int32_t step)
+                                                                int32_t out_pos)
 {
-    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, step, 2);
+    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 2);
 }
 
-/** Every output line of a full group in the pair layout (w: its weights). */
+/** Every output line of a full group in the pair layout (w: its weights). The cached line of
+    input line r is slot r mod slots, kept as the lines advance (no division). */
 __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_dw_view *v, const int8_t *input,
                                                                int8_t *output, const mcu_cmsis_dw_cache *c,
                                                                const int32_t *w, int32_t c0, int32_t zp2)
 {
-    for (int32_t s = 0; s < c->slots; s++) { /* as mcu_cmsis_dw_group_lines */
+    const int32_t slots = c->slots, dil = v->dil_l, stride = v->stride_l;
+    for (int32_t s = 0; s < slots; s++) { /* as mcu_cmsis_dw_group_lines */
         c->tag[s] = c->tag[s] >= 0 && c->tag[s] < v->in_lines ? INT32_MIN : c->tag[s];
     }
-    for (int32_t ol = 0; ol < v->out_lines; ol++) {
-        const int32_t il = ol * v->stride_l - v->pad_l;
-        int32_t off[3];
-        for (int32_t kl = 0; kl < 3; kl++) {
-            off[kl] = mcu_cmsis_dw_line(v, input, 1, c, il + kl * v->dil_l, c0, 4, zp2, 1);
+    int32_t s0 = (-v->pad_l % slots + slots) % slots; /* the slot of the first window's first line */
+    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_of(v, input, c->span, c0, (int8_t)zp2);
+    int8_t *out = output + c0;
+    for (int32_t ol = 0, il = -v->pad_l; ol < v->out_lines; ol++, il += stride, out += v->out_line) {
+        const int32_t *x[3];
+        for (int32_t kl = 0, s = s0; kl < 3; kl++, s = s + dil >= slots ? s + dil - slots : s + dil) {
+            int32_t *const line = c->lines + s * c->words;
+            if (mcu_cmsis_dw_stale(v, c, il + kl * dil, s, zp2)) {
+                mcu_cmsis_dw_build_pairs(&pl, il + kl * dil, line);
+            }
+            x[kl] = line;
         }
-        (v->stride_p == 1 ? mcu_cmsis_dw_pair_line_s1 : mcu_cmsis_dw_pair_line_s2)(
-            c->lines + off[0], c->lines + off[1], c->lines + off[2], w, output + ol * v->out_line + c0, v->out_pos,
-            v->out_step);
+        (v->stride_p == 1 ? mcu_cmsis_dw_pair_line_s1 : mcu_cmsis_dw_pair_line_s2)(x[0], x[1], x[2], w, out,
+                                                                                   v->out_pos);
+        s0 += stride;
+        while (s0 >= slots) {
+            s0 -= slots;
+        }
     }
 }
 
@@ -922,6 +972,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
         c.tag[s] = INT32_MIN;
     }
     int32_t c0 = 0;
+    w[4 * MCU_CMSIS_DW_PAIR_WORDS] = v->out_step;
     for (; c0 + 4 <= out_c; c0 += 4) {
         mcu_cmsis_dw_pair_weights(p, weights, folded_bias, rq, c0, w);
         mcu_cmsis_dw_pairs_group(v, input, output, &c, w, c0, zp2);
