@@ -50,6 +50,10 @@
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
 
+#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
+#define MCU_CMSIS_DW_ASM 1 /* the inline assembly below; without it, its C models */
+#endif
+
 /** The layer in the sweep's orientation: lines (input and output rows, or columns when
     transposed), positions along a line, the filter's extent k_l across lines and k_p along them,
     and the byte steps between input / output pixels along a line and between lines. */
@@ -139,14 +143,6 @@ static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *in
     mcu_cmsis_dw_fill(line, i, span, zp2);
 }
 
-#if defined(__clang__)
-#define MCU_CMSIS_DW_UNROLL2 _Pragma("clang loop unroll_count(2)")
-#elif defined(__GNUC__)
-#define MCU_CMSIS_DW_UNROLL2 _Pragma("GCC unroll 2")
-#else
-#define MCU_CMSIS_DW_UNROLL2
-#endif
-
 /** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
     per channel one word, position 2j in the bottom lane. */
 static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
@@ -197,6 +193,61 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_edge(const mcu_cmsis_dw_
     mcu_cmsis_dw_pack_pairs(q0, q1, out);
 }
 
+/** n pairs of positions inside the input (in: the first's group, step: bytes between positions)
+    into out: two at a time in assembly (four loads back to back, the stores after each pair's
+    packing), else one at a time. */
+static inline void mcu_cmsis_dw_pairs_inside(const int8_t *in, int32_t step, int32_t *out, int32_t n)
+{
+#if defined(MCU_CMSIS_DW_ASM)
+    if (n & 1) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), out);
+        in += 2 * step;
+        out += 4;
+    }
+    if (n > 1) {
+        const int32_t *const end = out + 4 * (n & ~1);
+        int32_t a, b, c, d, t, u;
+        __asm__ volatile("1:\n\t"
+                         "ldr %[a], [%[in]]\n\t"
+                         "ldr %[b], [%[in], %[s1]]\n\t"
+                         "ldr %[c], [%[in], %[s2]]\n\t"
+                         "ldr %[d], [%[in], %[s3]]\n\t"
+                         "add %[in], %[in], %[s1], lsl #2\n\t"
+                         "pkhbt %[t], %[a], %[b], lsl #16\n\t"
+                         "pkhtb %[u], %[b], %[a], asr #16\n\t"
+                         "sxtb16 %[a], %[t]\n\t"
+                         "sxtb16 %[t], %[t], ror #8\n\t"
+                         "sxtb16 %[b], %[u]\n\t"
+                         "sxtb16 %[u], %[u], ror #8\n\t"
+                         "str %[a], [%[o]]\n\t"
+                         "str %[t], [%[o], #4]\n\t"
+                         "str %[b], [%[o], #8]\n\t"
+                         "str %[u], [%[o], #12]\n\t"
+                         "pkhbt %[t], %[c], %[d], lsl #16\n\t"
+                         "pkhtb %[u], %[d], %[c], asr #16\n\t"
+                         "sxtb16 %[c], %[t]\n\t"
+                         "sxtb16 %[t], %[t], ror #8\n\t"
+                         "sxtb16 %[d], %[u]\n\t"
+                         "sxtb16 %[u], %[u], ror #8\n\t"
+                         "str %[c], [%[o], #16]\n\t"
+                         "str %[t], [%[o], #20]\n\t"
+                         "str %[d], [%[o], #24]\n\t"
+                         "str %[u], [%[o], #28]\n\t"
+                         "add %[o], %[o], #32\n\t"
+                         "cmp %[o], %[end]\n\t"
+                         "bne 1b\n\t"
+                         : [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d), [t] "=&r"(t), [u] "=&r"(u),
+                           [in] "+&r"(in), [o] "+&r"(out)
+                         : [s1] "r"(step), [s2] "r"(2 * step), [s3] "r"(3 * step), [end] "r"(end)
+                         : "memory", "cc");
+    }
+#else
+    for (int32_t j = 0; j < n; j++, in += 2 * step, out += 4) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), out);
+    }
+#endif
+}
+
 /** Builds input line r into `line` in the pair layout (mcu_cmsis_dw_pair_plan). */
 __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_dw_pair_plan *pl, int32_t r,
                                                                int32_t *line)
@@ -207,13 +258,8 @@ __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_d
     for (; j < pl->lo; j++) {
         mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
     }
-    const int8_t *in = x + pl->inner;
-    int32_t *o = line + 4 * j;
-    MCU_CMSIS_DW_UNROLL2
-    for (; j < hi; j++, in += 2 * step, o += 4) {
-        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), o);
-    }
-    for (; j < pl->pairs; j++) {
+    mcu_cmsis_dw_pairs_inside(x + pl->inner, step, line + 4 * j, hi - j);
+    for (j = hi; j < pl->pairs; j++) {
         mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
     }
 }
@@ -302,8 +348,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_tap(const int32_t
     }
 }
 
-#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
-#define MCU_CMSIS_DW_ASM 1
+#if defined(MCU_CMSIS_DW_ASM)
 /* Inline assembly of a whole lane pair of a block of P (4 or 1) pixels of a 3x3 filter, stride S
    (words between pixels 2 * S, between taps 2), fast requantization, all four channels of the
    group: mcu_cmsis_dw_lane for those. The lane pair's `job` words before its `use` (w[-3..-1])
@@ -697,6 +742,10 @@ __attribute__((noinline)) static void mcu_cmsis_dw_group_any(const mcu_cmsis_dw_
 /** Words per channel of the pair layout's weights: the folded bias, then per filter line (w0, w1),
     then per filter line (w1, w2), all doubled, then the channel's requantization record. */
 #define MCU_CMSIS_DW_PAIR_WORDS 10
+/** After the four channels' words: the output step, then where the assembly's blocks end (the
+    output pointer past the last, set per call). */
+#define MCU_CMSIS_DW_PAIR_STEP (4 * MCU_CMSIS_DW_PAIR_WORDS)
+#define MCU_CMSIS_DW_PAIR_END (4 * MCU_CMSIS_DW_PAIR_WORDS + 1)
 
 /** The pair layout's cache: the lane pairs' geometry (c) with 4 * ceil(span / 2) words per line,
     then the weights (returned), the output step and the tags. */
@@ -705,7 +754,7 @@ static inline int32_t *mcu_cmsis_dw_pairs_at(mcu_cmsis_dw_cache *c, int32_t *scr
     c->words = 4 * ((c->span + 1) / 2);
     c->lines = scratch;
     int32_t *const w = scratch + c->slots * c->words;
-    c->tag = w + 4 * MCU_CMSIS_DW_PAIR_WORDS + 1; /* after the output step */
+    c->tag = w + MCU_CMSIS_DW_PAIR_END + 1;
     c->lane[0] = c->lane[1] = NULL;
     return w;
 }
@@ -713,7 +762,7 @@ static inline int32_t *mcu_cmsis_dw_pairs_at(mcu_cmsis_dw_cache *c, int32_t *scr
 /** Whether the pair layout fits the scratch the planner gives the lane pairs (its macro). */
 static inline int mcu_cmsis_dw_pairs_fit(const mcu_cmsis_dw_view *v, const mcu_cmsis_dw_cache *c, int32_t in_c)
 {
-    const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + 4 * MCU_CMSIS_DW_PAIR_WORDS + 1 + c->slots;
+    const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + MCU_CMSIS_DW_PAIR_END + 1 + c->slots;
     return 4 * words <= MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(v->k_l, v->k_p, v->dil_l, v->out_pos, v->stride_p,
                                                                   v->dil_p, in_c);
 }
@@ -769,12 +818,15 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
 }
 
 #if defined(MCU_CMSIS_DW_ASM)
-/* A block in inline assembly (the C below is its model): per channel C of the group, its
-   accumulators from the folded bias, per filter line R (w0, w1), (w1, w2) and the block's pairs
-   from x<R> (loads first: an M4 load right after an independent load takes one cycle); the four
-   accumulators requantized and stored one pixel (the step, w[4 * MCU_CMSIS_DW_PAIR_WORDS]) apart,
-   out walking forward for channels 0 and 2 and back for 1 and 3 (it ends where it started).
-   Fourteen registers: four accumulators, x0..x2, w, out and five temporaries. */
+/* The blocks of a line in inline assembly (the C below is its model), one after the other until
+   out reaches w[MCU_CMSIS_DW_PAIR_END]: per channel C of the group, its accumulators from the
+   folded bias, per filter line R (w0, w1), (w1, w2) and the block's pairs from x<R> (loads first:
+   an M4 load right after an independent load takes one cycle); the four accumulators requantized
+   and stored one pixel (the step, w[MCU_CMSIS_DW_PAIR_STEP]) apart, out walking forward for
+   channels 0 and 2 and back for 1 and 3 (it ends where it started); then x0..x2 and out four
+   pixels on. Fourteen registers: four accumulators, x0..x2, w, out and five temporaries. */
+#define MCU_CMSIS_DW_STR2(x) #x
+#define MCU_CMSIS_DW_STR(x) MCU_CMSIS_DW_STR2(x)
 #define MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                \
     "ldr %[u], [%[w], #40*" #C "+4+4*" #R "]\n\t"                                                                     \
     "ldr %[v], [%[w], #40*" #C "+16+4*" #R "]\n\t"                                                                    \
@@ -842,51 +894,67 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "ldr %[u], [%[w], #40*" #C "+28]\n\t"                                                                             \
     "ldr %[v], [%[w], #40*" #C "+32]\n\t"                                                                             \
     "ldr %[p], [%[w], #40*" #C "+36]\n\t"                                                                             \
-    "ldr %[q], [%[w], #160]\n\t" MCU_CMSIS_DW_PAIR_RQ(A, C) MOVE MCU_CMSIS_DW_PAIR_RQ(B, C) MOVE                     \
-        MCU_CMSIS_DW_PAIR_RQ(D, C) MOVE MCU_CMSIS_DW_PAIR_RQ(E, C)
+    "ldr %[q], [%[w], #4*" MCU_CMSIS_DW_STR(MCU_CMSIS_DW_PAIR_STEP) "]\n\t" MCU_CMSIS_DW_PAIR_RQ(A, C) MOVE            \
+        MCU_CMSIS_DW_PAIR_RQ(B, C) MOVE MCU_CMSIS_DW_PAIR_RQ(D, C) MOVE MCU_CMSIS_DW_PAIR_RQ(E, C)
 #define MCU_CMSIS_DW_PAIR_FWD "add %[out], %[out], %[q]\n\t"
 #define MCU_CMSIS_DW_PAIR_BACK "sub %[out], %[out], %[q]\n\t"
-#define MCU_CMSIS_DW_PAIR_BLOCK(FIRST, ROW)                                                                          \
+/* NEXT: the bytes of four pixels' pairs */
+#define MCU_CMSIS_DW_PAIR_BLOCKS(FIRST, ROW, NEXT)                                                                   \
     __asm__ volatile(                                                                                                 \
-        MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)                      \
+        "1:\n\t" MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)             \
             MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)                 \
                 MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)              \
                     MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)         \
+        "ldr %[r], [%[w], #4*" MCU_CMSIS_DW_STR(MCU_CMSIS_DW_PAIR_END) "]\n\t"                                        \
+        "add %[out], %[out], %[q], lsl #2\n\t"                                                                        \
+        "add %[x0], %[x0], #" #NEXT "\n\t"                                                                             \
+        "add %[x1], %[x1], #" #NEXT "\n\t"                                                                             \
+        "add %[x2], %[x2], #" #NEXT "\n\t"                                                                             \
+        "cmp %[out], %[r]\n\t"                                                                                        \
+        "bne 1b\n\t"                                                                                                  \
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [u] "=&r"(u), [v] "=&r"(v), [p] "=&r"(p), \
-          [q] "=&r"(q), [r] "=&r"(r), [out] "+&r"(out)                                                                \
-        : [w] "r"(w), [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2)                                                        \
-        : "memory")
+          [q] "=&r"(q), [r] "=&r"(r), [out] "+&r"(out), [x0] "+&r"(x0), [x1] "+&r"(x1), [x2] "+&r"(x2)              \
+        : [w] "r"(w)                                                                                                  \
+        : "memory", "cc")
 
-/** A block of four pixels, stride S (compile time; stride 1: at an even position): x0..x2, the
-    filter lines' cached lines at the block's first pair; every channel of the group (out: its first
-    pixel's first channel; the output step in w[4 * MCU_CMSIS_DW_PAIR_WORDS]). */
-__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_block(const int32_t *x0, const int32_t *x1,
-                                                                          const int32_t *x2, const int32_t *w,
-                                                                          int8_t *out, const int S)
+/** n (at least one) blocks of four pixels, stride S (compile time; stride 1: at an even position):
+    x0..x2, the filter lines' cached lines at the first block's first pair; every channel of the
+    group (out: its first pixel's first channel). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1,
+                                                                           const int32_t *x2, int32_t *w,
+                                                                           int8_t *out, int32_t n, const int S)
 {
     int32_t a0, a1, a2, a3, u, v, p, q, r;
+    w[MCU_CMSIS_DW_PAIR_END] = (int32_t)(intptr_t)(out + 4 * n * w[MCU_CMSIS_DW_PAIR_STEP]); /* 32-bit pointers */
     if (S == 1) {
-        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1);
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1, 32);
     } else {
-        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2);
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2, 64);
     }
 }
 #else
-/** A block of four pixels, stride S (compile time; stride 1: at an even position): x0..x2, the
-    filter lines' cached lines at the block's first pair; every channel of the group (out: its first
-    pixel's first channel; the output step in w[4 * MCU_CMSIS_DW_PAIR_WORDS]). */
-static inline void mcu_cmsis_dw_pair_block(const int32_t *x0, const int32_t *x1, const int32_t *x2, const int32_t *w,
-                                           int8_t *out, const int S)
+/** n (at least one) blocks of four pixels, stride S (compile time; stride 1: at an even position):
+    x0..x2, the filter lines' cached lines at the first block's first pair; every channel of the
+    group (out: its first pixel's first channel). */
+static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1, const int32_t *x2, int32_t *w,
+                                            int8_t *out, int32_t n, const int S)
 {
-    const int32_t step = w[4 * MCU_CMSIS_DW_PAIR_WORDS];
-    for (int32_t k = 0; k < 4; k++, w += MCU_CMSIS_DW_PAIR_WORDS) {
-        int8_t *o = out + k;
-        for (int32_t i = 0; i < 4; i++, o += step) {
-            int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, S * i, w[1], w[4], w[0]);
-            a = mcu_cmsis_dw_pair_tap(x1 + k, S * i, w[2], w[5], a);
-            a = mcu_cmsis_dw_pair_tap(x2 + k, S * i, w[3], w[6], a);
-            *o = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, w + 7));
+    const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP];
+    for (; n > 0; n--) {
+        const int32_t *wk = w;
+        for (int32_t k = 0; k < 4; k++, wk += MCU_CMSIS_DW_PAIR_WORDS) {
+            int8_t *o = out + k;
+            for (int32_t i = 0; i < 4; i++, o += step) {
+                int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, S * i, wk[1], wk[4], wk[0]);
+                a = mcu_cmsis_dw_pair_tap(x1 + k, S * i, wk[2], wk[5], a);
+                a = mcu_cmsis_dw_pair_tap(x2 + k, S * i, wk[3], wk[6], a);
+                *o = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, wk + 7));
+            }
         }
+        out += 4 * step;
+        x0 += 8 * S;
+        x1 += 8 * S;
+        x2 += 8 * S;
     }
 }
 #endif
@@ -895,17 +963,17 @@ static inline void mcu_cmsis_dw_pair_block(const int32_t *x0, const int32_t *x1,
     three in a block overlapping the one before where it starts at a position the block takes
     (stride 1: even), else one by one. */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(const int32_t *x0, const int32_t *x1,
-                                                                              const int32_t *x2, const int32_t *w,
+                                                                              const int32_t *x2, int32_t *w,
                                                                               int8_t *out, int32_t out_pos,
                                                                               const int S)
 {
-    const int32_t step = w[4 * MCU_CMSIS_DW_PAIR_WORDS], fours = out_pos / 4;
-    for (int32_t i = 0; i < fours; i++) { /* four pixels on: cached position 4 * S, 8 * S words */
-        mcu_cmsis_dw_pair_block(x0 + 8 * S * i, x1 + 8 * S * i, x2 + 8 * S * i, w, out + 4 * i * step, S);
+    const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP], fours = out_pos / 4;
+    if (fours > 0) {
+        mcu_cmsis_dw_pair_blocks(x0, x1, x2, w, out, fours, S);
     }
     const int32_t last = out_pos - 4, op = 4 * fours;
     if (out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0)) {
-        mcu_cmsis_dw_pair_block(x0 + 2 * S * last, x1 + 2 * S * last, x2 + 2 * S * last, w, out + last * step, S);
+        mcu_cmsis_dw_pair_blocks(x0 + 2 * S * last, x1 + 2 * S * last, x2 + 2 * S * last, w, out + last * step, 1, S);
         return;
     }
     for (int32_t o = op; o < out_pos; o++) {
@@ -914,14 +982,14 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(co
 }
 
 __attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s1(const int32_t *x0, const int32_t *x1,
-                                                                const int32_t *x2, const int32_t *w, int8_t *out,
+                                                                const int32_t *x2, int32_t *w, int8_t *out,
                                                                 int32_t out_pos)
 {
     mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 1);
 }
 
 __attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s2(const int32_t *x0, const int32_t *x1,
-                                                                const int32_t *x2, const int32_t *w, int8_t *out,
+                                                                const int32_t *x2, int32_t *w, int8_t *out,
                                                                 int32_t out_pos)
 {
     mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 2);
@@ -931,7 +999,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s2(const int32_t *x
     input line r is slot r mod slots, kept as the lines advance (no division). */
 __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_dw_view *v, const int8_t *input,
                                                                int8_t *output, const mcu_cmsis_dw_cache *c,
-                                                               const int32_t *w, int32_t c0, int32_t zp2)
+                                                               int32_t *w, int32_t c0, int32_t zp2)
 {
     const int32_t slots = c->slots, dil = v->dil_l, stride = v->stride_l;
     for (int32_t s = 0; s < slots; s++) { /* as mcu_cmsis_dw_group_lines */
@@ -972,7 +1040,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
         c.tag[s] = INT32_MIN;
     }
     int32_t c0 = 0;
-    w[4 * MCU_CMSIS_DW_PAIR_WORDS] = v->out_step;
+    w[MCU_CMSIS_DW_PAIR_STEP] = v->out_step;
     for (; c0 + 4 <= out_c; c0 += 4) {
         mcu_cmsis_dw_pair_weights(p, weights, folded_bias, rq, c0, w);
         mcu_cmsis_dw_pairs_group(v, input, output, &c, w, c0, zp2);
