@@ -184,8 +184,7 @@ static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_d
 }
 
 /** Pair j of a line (x: its position `first`) where a position may lie outside: the edges. */
-__attribute__((noinline)) static void mcu_cmsis_dw_pair_edge(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x,
-                                                             int32_t j, int32_t *out)
+static inline void mcu_cmsis_dw_pair_edge(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x, int32_t j, int32_t *out)
 {
     const int32_t i = 2 * j, first = pl->first, last = pl->last, step = pl->step;
     const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - first) * step) : pl->zq;
@@ -253,33 +252,30 @@ __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_d
                                                                int32_t *line)
 {
     const int8_t *const x = pl->base + r * pl->in_line;
-    const int32_t step = pl->step, hi = pl->hi;
-    int32_t j = 0;
-    for (; j < pl->lo; j++) {
-        mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
-    }
-    mcu_cmsis_dw_pairs_inside(x + pl->inner, step, line + 4 * j, hi - j);
-    for (j = hi; j < pl->pairs; j++) {
+    const int32_t lo = pl->lo, hi = pl->hi, pairs = pl->pairs;
+    mcu_cmsis_dw_pairs_inside(x + pl->inner, pl->step, line + 4 * lo, hi - lo);
+    for (int32_t j = lo > 0 ? 0 : hi; j < pairs; j = j + 1 == lo ? hi : j + 1) { /* [0, lo), [hi, pairs) */
         mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
     }
 }
 
-/** Whether cached line `slot` must be built to hold input line r (inside the input), which it
-    is then tagged with; a line outside the input is the zero point throughout, filled here
-    unless the slot held such a line, of any group (tag INT32_MIN: unknown). */
-static inline int mcu_cmsis_dw_stale(const mcu_cmsis_dw_view *v, const mcu_cmsis_dw_cache *c, int32_t r,
-                                     int32_t slot, int32_t zp2)
+/** Whether a cached line (its tag, its `words` words) must be built to hold input line r (inside
+    the input: in_lines lines), which it is then tagged with; a line outside the input is the zero
+    point throughout, filled here unless it held such a line, of any group (tag INT32_MIN:
+    unknown). */
+static inline int mcu_cmsis_dw_stale(int32_t *tag, int32_t *line, int32_t words, int32_t in_lines, int32_t r,
+                                     int32_t zp2)
 {
-    const int32_t was = c->tag[slot];
+    const int32_t was = *tag;
     if (was == r) {
         return 0;
     }
-    c->tag[slot] = r;
-    if (r >= 0 && r < v->in_lines) {
+    *tag = r;
+    if (r >= 0 && r < in_lines) {
         return 1;
     }
-    if (was == INT32_MIN || (was >= 0 && was < v->in_lines)) { /* a line of padding where it held none */
-        mcu_cmsis_dw_fill(c->lines + slot * c->words, 0, c->words / 2, zp2);
+    if (was == INT32_MIN || (was >= 0 && was < in_lines)) { /* a line of padding where it held none */
+        mcu_cmsis_dw_fill(line, 0, words / 2, zp2);
     }
     return 0;
 }
@@ -291,7 +287,7 @@ static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t
                                         const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2)
 {
     const int32_t slot = (r % c->slots + c->slots) % c->slots, off = slot * c->words;
-    if (mcu_cmsis_dw_stale(v, c, r, slot, zp2)) {
+    if (mcu_cmsis_dw_stale(c->tag + slot, c->lines + off, c->words, v->in_lines, r, zp2)) {
         mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
     }
     return off;
@@ -1001,24 +997,27 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_d
                                                                int8_t *output, const mcu_cmsis_dw_cache *c,
                                                                int32_t *w, int32_t c0, int32_t zp2)
 {
-    const int32_t slots = c->slots, dil = v->dil_l, stride = v->stride_l;
+    const int32_t slots = c->slots, dil = v->dil_l, stride = v->stride_l, words = c->words, in_lines = v->in_lines;
+    const int32_t out_lines = v->out_lines, out_line = v->out_line, out_pos = v->out_pos;
+    int32_t *const tag = c->tag, *const lines = c->lines;
+    void (*const sweep)(const int32_t *, const int32_t *, const int32_t *, int32_t *, int8_t *, int32_t) =
+        v->stride_p == 1 ? mcu_cmsis_dw_pair_line_s1 : mcu_cmsis_dw_pair_line_s2;
     for (int32_t s = 0; s < slots; s++) { /* as mcu_cmsis_dw_group_lines */
-        c->tag[s] = c->tag[s] >= 0 && c->tag[s] < v->in_lines ? INT32_MIN : c->tag[s];
+        tag[s] = tag[s] >= 0 && tag[s] < in_lines ? INT32_MIN : tag[s];
     }
     int32_t s0 = (-v->pad_l % slots + slots) % slots; /* the slot of the first window's first line */
     const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_of(v, input, c->span, c0, (int8_t)zp2);
     int8_t *out = output + c0;
-    for (int32_t ol = 0, il = -v->pad_l; ol < v->out_lines; ol++, il += stride, out += v->out_line) {
+    for (int32_t ol = 0, il = -v->pad_l; ol < out_lines; ol++, il += stride, out += out_line) {
         const int32_t *x[3];
         for (int32_t kl = 0, s = s0; kl < 3; kl++, s = s + dil >= slots ? s + dil - slots : s + dil) {
-            int32_t *const line = c->lines + s * c->words;
-            if (mcu_cmsis_dw_stale(v, c, il + kl * dil, s, zp2)) {
+            int32_t *const line = lines + s * words;
+            if (mcu_cmsis_dw_stale(tag + s, line, words, in_lines, il + kl * dil, zp2)) {
                 mcu_cmsis_dw_build_pairs(&pl, il + kl * dil, line);
             }
             x[kl] = line;
         }
-        (v->stride_p == 1 ? mcu_cmsis_dw_pair_line_s1 : mcu_cmsis_dw_pair_line_s2)(x[0], x[1], x[2], w, out,
-                                                                                   v->out_pos);
+        sweep(x[0], x[1], x[2], w, out, out_pos);
         s0 += stride;
         while (s0 >= slots) {
             s0 -= slots;
