@@ -157,10 +157,11 @@ static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
 /** How a group's input lines go into the pair layout (the same for every line): line r's
     position `first` (the first inside the input) at base + r * in_line, positions [first, last)
     inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
-    the others of the `pairs` the zero point zq (four bytes) where outside. */
+    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside); the pairs
+    outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
 struct mcu_cmsis_dw_pair_plan {
     const int8_t *base;
-    int32_t in_line, step, first, last, lo, hi, pairs, inner, zq;
+    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, zq;
 };
 typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
 
@@ -174,7 +175,8 @@ static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_d
     pl.last = v->in_pos + pad < span ? v->in_pos + pad : span;
     pl.lo = (pl.first + 1) / 2;
     pl.hi = pl.last / 2 > pl.lo ? pl.last / 2 : pl.lo;
-    pl.pairs = (span + 1) / 2;
+    pl.elo = pl.first / 2;
+    pl.ehi = (pl.last + 1) / 2;
     pl.step = v->in_step;
     pl.in_line = v->in_line;
     pl.inner = (2 * pl.lo - pl.first) * pl.step;
@@ -252,9 +254,9 @@ __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_d
                                                                int32_t *line)
 {
     const int8_t *const x = pl->base + r * pl->in_line;
-    const int32_t lo = pl->lo, hi = pl->hi, pairs = pl->pairs;
+    const int32_t lo = pl->lo, hi = pl->hi, ehi = pl->ehi;
     mcu_cmsis_dw_pairs_inside(x + pl->inner, pl->step, line + 4 * lo, hi - lo);
-    for (int32_t j = lo > 0 ? 0 : hi; j < pairs; j = j + 1 == lo ? hi : j + 1) { /* [0, lo), [hi, pairs) */
+    for (int32_t j = pl->elo < lo ? pl->elo : hi; j < ehi; j = j + 1 == lo ? hi : j + 1) { /* [elo, lo), [hi, ehi) */
         mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
     }
 }
@@ -1038,6 +1040,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
     for (int32_t s = 0; s < c.slots; s++) {
         c.tag[s] = INT32_MIN;
     }
+    mcu_cmsis_dw_fill(c.lines, 0, c.slots * c.words / 2, zp2); /* the pairs outside the input, once */
     int32_t c0 = 0;
     w[MCU_CMSIS_DW_PAIR_STEP] = v->out_step;
     for (; c0 + 4 <= out_c; c0 += 4) {
