@@ -965,13 +965,13 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(co
                                                                               int8_t *out, int32_t out_pos,
                                                                               const int S)
 {
-    const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP], fours = out_pos / 4;
-    if (fours > 0) {
-        mcu_cmsis_dw_pair_blocks(x0, x1, x2, w, out, fours, S);
+    const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP], fours = out_pos / 4, last = out_pos - 4, op = 4 * fours;
+    const int overlap = out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0);
+    for (int32_t from = 0, n = fours; n > 0; n = overlap && from != last, from = last) {
+        /* the blocks of four, then the overlapping one: one copy of the assembly */
+        mcu_cmsis_dw_pair_blocks(x0 + 2 * S * from, x1 + 2 * S * from, x2 + 2 * S * from, w, out + from * step, n, S);
     }
-    const int32_t last = out_pos - 4, op = 4 * fours;
-    if (out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0)) {
-        mcu_cmsis_dw_pair_blocks(x0 + 2 * S * last, x1 + 2 * S * last, x2 + 2 * S * last, w, out + last * step, 1, S);
+    if (overlap) {
         return;
     }
     for (int32_t o = op; o < out_pos; o++) {
@@ -979,31 +979,18 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(co
     }
 }
 
-__attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s1(const int32_t *x0, const int32_t *x1,
-                                                                const int32_t *x2, int32_t *w, int8_t *out,
-                                                                int32_t out_pos)
-{
-    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 1);
-}
-
-__attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s2(const int32_t *x0, const int32_t *x1,
-                                                                const int32_t *x2, int32_t *w, int8_t *out,
-                                                                int32_t out_pos)
-{
-    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 2);
-}
-
-/** Every output line of a full group in the pair layout (w: its weights). The cached line of
-    input line r is slot r mod slots, kept as the lines advance (no division). */
-__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_dw_view *v, const int8_t *input,
-                                                               int8_t *output, const mcu_cmsis_dw_cache *c,
-                                                               int32_t *w, int32_t c0, int32_t zp2)
+/** Every output line of a full group in the pair layout (w: its weights), stride S along the lines
+    (compile time). The cached line of input line r is slot r mod slots, kept as the lines advance
+    (no division). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pairs_group_mode(const mcu_cmsis_dw_view *v,
+                                                                                const int8_t *input, int8_t *output,
+                                                                                const mcu_cmsis_dw_cache *c,
+                                                                                int32_t *w, int32_t c0, int32_t zp2,
+                                                                                const int S)
 {
     const int32_t slots = c->slots, dil = v->dil_l, stride = v->stride_l, words = c->words, in_lines = v->in_lines;
     const int32_t out_lines = v->out_lines, out_line = v->out_line, out_pos = v->out_pos;
     int32_t *const tag = c->tag, *const lines = c->lines;
-    void (*const sweep)(const int32_t *, const int32_t *, const int32_t *, int32_t *, int8_t *, int32_t) =
-        v->stride_p == 1 ? mcu_cmsis_dw_pair_line_s1 : mcu_cmsis_dw_pair_line_s2;
     for (int32_t s = 0; s < slots; s++) { /* as mcu_cmsis_dw_group_lines */
         tag[s] = tag[s] >= 0 && tag[s] < in_lines ? INT32_MIN : tag[s];
     }
@@ -1012,6 +999,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_d
     int8_t *out = output + c0;
     for (int32_t ol = 0, il = -v->pad_l; ol < out_lines; ol++, il += stride, out += out_line) {
         const int32_t *x[3];
+        MCU_CMSIS_DW_UNROLL
         for (int32_t kl = 0, s = s0; kl < 3; kl++, s = s + dil >= slots ? s + dil - slots : s + dil) {
             int32_t *const line = lines + s * words;
             if (mcu_cmsis_dw_stale(tag + s, line, words, in_lines, il + kl * dil, zp2)) {
@@ -1019,12 +1007,26 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_d
             }
             x[kl] = line;
         }
-        sweep(x[0], x[1], x[2], w, out, out_pos);
+        mcu_cmsis_dw_pair_line_mode(x[0], x[1], x[2], w, out, out_pos, S);
         s0 += stride;
         while (s0 >= slots) {
             s0 -= slots;
         }
     }
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s1(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                                  int8_t *output, const mcu_cmsis_dw_cache *c,
+                                                                  int32_t *w, int32_t c0, int32_t zp2)
+{
+    mcu_cmsis_dw_pairs_group_mode(v, input, output, c, w, c0, zp2, 1);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s2(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                                  int8_t *output, const mcu_cmsis_dw_cache *c,
+                                                                  int32_t *w, int32_t c0, int32_t zp2)
+{
+    mcu_cmsis_dw_pairs_group_mode(v, input, output, c, w, c0, zp2, 2);
 }
 
 /** Every group of a layer the pair layout takes (mcu_cmsis_dwconv_dsp): full groups in it, a
@@ -1045,7 +1047,11 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
     w[MCU_CMSIS_DW_PAIR_STEP] = v->out_step;
     for (; c0 + 4 <= out_c; c0 += 4) {
         mcu_cmsis_dw_pair_weights(p, weights, folded_bias, rq, c0, w);
-        mcu_cmsis_dw_pairs_group(v, input, output, &c, w, c0, zp2);
+        if (v->stride_p == 1) {
+            mcu_cmsis_dw_pairs_group_s1(v, input, output, &c, w, c0, zp2);
+        } else {
+            mcu_cmsis_dw_pairs_group_s2(v, input, output, &c, w, c0, zp2);
+        }
     }
     if (c0 < out_c) {
         const mcu_cmsis_dw_cache lanes = mcu_cmsis_dw_cache_at(v, scratch);
