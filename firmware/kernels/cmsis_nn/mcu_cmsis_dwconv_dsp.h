@@ -1042,7 +1042,11 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
     for (int32_t s = 0; s < c.slots; s++) {
         c.tag[s] = INT32_MIN;
     }
-    mcu_cmsis_dw_fill(c.lines, 0, c.slots * c.words / 2, zp2); /* the pairs outside the input, once */
+    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_of(v, input, c.span, 0, zp);
+    for (int32_t s = 0; s < c.slots; s++) { /* the pairs outside the input, once */
+        mcu_cmsis_dw_fill(c.lines + s * c.words, 0, 2 * pl.elo, zp2);
+        mcu_cmsis_dw_fill(c.lines + s * c.words, 2 * pl.ehi, c.words / 2, zp2);
+    }
     int32_t c0 = 0;
     w[MCU_CMSIS_DW_PAIR_STEP] = v->out_step;
     for (; c0 + 4 <= out_c; c0 += 4) {
