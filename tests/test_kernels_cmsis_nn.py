@@ -440,6 +440,10 @@ CASES = {
     "dw3x3_c8_pairs_s2x1": lambda r: dwconv(r, (11, 12), 8, 1, (3, 3), stride=(2, 1)),
     "dw3x3_c4_pairs_dil2x1": lambda r: dwconv(r, (10, 12), 4, 1, (3, 3), dil=(2, 1)),
     "dw3x3_c16_pairs_columns": lambda r: dwconv(r, (14, 6), 16, 1, (3, 3)),
+    # stride 2 along the lines with a padded first position: columns with an overlapping last block
+    # and a partial group; rows whose inside pairs are odd in number (one before the two at a time)
+    "dw3x3_c13_pairs_s2_columns_overlap": lambda r: dwconv(r, (21, 13), 13, 1, (3, 3), stride=(2, 2)),
+    "dw3x3_c8_pairs_s2_rows_pad1": lambda r: dwconv(r, (13, 23), 8, 1, (3, 3), stride=(2, 2)),
     # one input channel (DSP: dot products of tap pairs; Helium: dot products of the taps copied into
     # a band, gathered with dilation; over 48 taps the pixel path, a byte broadcast per tap)
     "dw3x3_c1_mult8_s2": lambda r: dwconv(r, (17, 16), 1, 8, (3, 3), stride=(2, 2)),

@@ -50,6 +50,10 @@
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
 
+#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
+#define MCU_CMSIS_DW_ASM 1 /* the inline assembly below; without it, its C models */
+#endif
+
 /** The layer in the sweep's orientation: lines (input and output rows, or columns when
     transposed), positions along a line, the filter's extent k_l across lines and k_p along them,
     and the byte steps between input / output pixels along a line and between lines. */
@@ -139,14 +143,6 @@ static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *in
     mcu_cmsis_dw_fill(line, i, span, zp2);
 }
 
-#if defined(__clang__)
-#define MCU_CMSIS_DW_UNROLL2 _Pragma("clang loop unroll_count(2)")
-#elif defined(__GNUC__)
-#define MCU_CMSIS_DW_UNROLL2 _Pragma("GCC unroll 2")
-#else
-#define MCU_CMSIS_DW_UNROLL2
-#endif
-
 /** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
     per channel one word, position 2j in the bottom lane. */
 static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
@@ -158,57 +154,143 @@ static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
     out[3] = mcu_sxtb16_ror8(hi);
 }
 
-/** Builds input line r of channels [c0, c0 + 4) (depth multiplier 1) into `line` in the pair
-    layout: positions outside the input (and the one past an odd span) the zero point zq (four
-    bytes). */
-static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t span, int32_t r,
-                                     int32_t c0, int32_t zq, int32_t *line)
+/** How a group's input lines go into the pair layout (the same for every line): line r's
+    position `first` (the first inside the input) at base + r * in_line, positions [first, last)
+    inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
+    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside); the pairs
+    outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
+struct mcu_cmsis_dw_pair_plan {
+    const int8_t *base;
+    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, zq;
+};
+typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
+
+/** The plan of channels [c0, c0 + 4) (depth multiplier 1) for lines of `span` positions. */
+static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                               int32_t span, int32_t c0, int32_t zp)
 {
-    const int32_t pad = v->pad_p, step = v->in_step, pairs = (span + 1) / 2;
-    const int32_t first = pad < span ? pad : span; /* positions [first, last) lie inside */
-    const int32_t last = v->in_pos + pad < span ? v->in_pos + pad : span;
-    const int32_t lo = (first + 1) / 2, hi = last / 2 > lo ? last / 2 : lo; /* pairs [lo, hi): both inside */
-    const int8_t *x = input + r * v->in_line + c0;                          /* position i: x + (i - pad) * step */
-    for (int32_t j = 0; j < pairs; j++) { /* the edge pairs */
-        if (j == lo && hi > lo) {
-            j = hi - 1; /* past the inside pairs */
-            continue;
-        }
-        const int32_t i = 2 * j;
-        const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - pad) * step) : zq;
-        const int32_t q1 = i + 1 >= first && i + 1 < last ? mcu_read_s8x4(x + (i + 1 - pad) * step) : zq;
-        mcu_cmsis_dw_pack_pairs(q0, q1, line + 4 * j);
+    mcu_cmsis_dw_pair_plan pl;
+    const int32_t pad = v->pad_p;
+    pl.first = pad < span ? pad : span;
+    pl.last = v->in_pos + pad < span ? v->in_pos + pad : span;
+    pl.lo = (pl.first + 1) / 2;
+    pl.hi = pl.last / 2 > pl.lo ? pl.last / 2 : pl.lo;
+    pl.elo = pl.first / 2;
+    pl.ehi = (pl.last + 1) / 2;
+    pl.step = v->in_step;
+    pl.in_line = v->in_line;
+    pl.inner = (2 * pl.lo - pl.first) * pl.step;
+    pl.base = input + c0 + (pl.first - pad) * pl.step; /* inside the input whenever a position is */
+    pl.zq = mcu_splat_s8x4((int8_t)zp);
+    return pl;
+}
+
+/** Pair j of a line (x: its position `first`) where a position may lie outside: the edges. */
+static inline void mcu_cmsis_dw_pair_edge(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x, int32_t j, int32_t *out)
+{
+    const int32_t i = 2 * j, first = pl->first, last = pl->last, step = pl->step;
+    const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - first) * step) : pl->zq;
+    const int32_t q1 = i + 1 >= first && i + 1 < last ? mcu_read_s8x4(x + (i + 1 - first) * step) : pl->zq;
+    mcu_cmsis_dw_pack_pairs(q0, q1, out);
+}
+
+/** n pairs of positions inside the input (in: the first's group, step: bytes between positions)
+    into out: two at a time in assembly (four loads back to back, the stores after each pair's
+    packing), else one at a time. */
+static inline void mcu_cmsis_dw_pairs_inside(const int8_t *in, int32_t step, int32_t *out, int32_t n)
+{
+#if defined(MCU_CMSIS_DW_ASM)
+    if (n & 1) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), out);
+        in += 2 * step;
+        out += 4;
     }
-    const int8_t *in = x + (2 * lo - pad) * step;
-    MCU_CMSIS_DW_UNROLL2
-    for (int32_t j = lo; j < hi; j++, in += 2 * step) {
-        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), line + 4 * j);
+    if (n > 1) {
+        const int32_t *const end = out + 4 * (n & ~1);
+        int32_t a, b, c, d, t, u;
+        __asm__ volatile("1:\n\t"
+                         "ldr %[a], [%[in]]\n\t"
+                         "ldr %[b], [%[in], %[s1]]\n\t"
+                         "ldr %[c], [%[in], %[s2]]\n\t"
+                         "ldr %[d], [%[in], %[s3]]\n\t"
+                         "add %[in], %[in], %[s1], lsl #2\n\t"
+                         "pkhbt %[t], %[a], %[b], lsl #16\n\t"
+                         "pkhtb %[u], %[b], %[a], asr #16\n\t"
+                         "sxtb16 %[a], %[t]\n\t"
+                         "sxtb16 %[t], %[t], ror #8\n\t"
+                         "sxtb16 %[b], %[u]\n\t"
+                         "sxtb16 %[u], %[u], ror #8\n\t"
+                         "str %[a], [%[o]]\n\t"
+                         "str %[t], [%[o], #4]\n\t"
+                         "str %[b], [%[o], #8]\n\t"
+                         "str %[u], [%[o], #12]\n\t"
+                         "pkhbt %[t], %[c], %[d], lsl #16\n\t"
+                         "pkhtb %[u], %[d], %[c], asr #16\n\t"
+                         "sxtb16 %[c], %[t]\n\t"
+                         "sxtb16 %[t], %[t], ror #8\n\t"
+                         "sxtb16 %[d], %[u]\n\t"
+                         "sxtb16 %[u], %[u], ror #8\n\t"
+                         "str %[c], [%[o], #16]\n\t"
+                         "str %[t], [%[o], #20]\n\t"
+                         "str %[d], [%[o], #24]\n\t"
+                         "str %[u], [%[o], #28]\n\t"
+                         "add %[o], %[o], #32\n\t"
+                         "cmp %[o], %[end]\n\t"
+                         "bne 1b\n\t"
+                         : [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d), [t] "=&r"(t), [u] "=&r"(u),
+                           [in] "+&r"(in), [o] "+&r"(out)
+                         : [s1] "r"(step), [s2] "r"(2 * step), [s3] "r"(3 * step), [end] "r"(end)
+                         : "memory", "cc");
+    }
+#else
+    for (int32_t j = 0; j < n; j++, in += 2 * step, out += 4) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), out);
+    }
+#endif
+}
+
+/** Builds input line r into `line` in the pair layout (mcu_cmsis_dw_pair_plan). */
+__attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_dw_pair_plan *pl, int32_t r,
+                                                               int32_t *line)
+{
+    const int8_t *const x = pl->base + r * pl->in_line;
+    const int32_t lo = pl->lo, hi = pl->hi, ehi = pl->ehi;
+    mcu_cmsis_dw_pairs_inside(x + pl->inner, pl->step, line + 4 * lo, hi - lo);
+    for (int32_t j = pl->elo < lo ? pl->elo : hi; j < ehi; j = j + 1 == lo ? hi : j + 1) { /* [elo, lo), [hi, ehi) */
+        mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
     }
 }
 
-/** Offset (words from c->lines) of input line r: cached line ((r % slots) + slots) % slots, built
-    if it holds another line (a line outside the input: the zero point throughout, unless it held
-    such a line, of any group; tag INT32_MIN: unknown): the lines of one
-    output line's windows, at most `slots` consecutive lines, never share a slot. `pairs`: in the
-    pair layout (mcu_cmsis_dw_pairs_group). */
-static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult,
-                                        const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2,
-                                        int pairs)
+/** Whether a cached line (its tag, its `words` words) must be built to hold input line r (inside
+    the input: in_lines lines), which it is then tagged with; a line outside the input is the zero
+    point throughout, filled here unless it held such a line, of any group (tag INT32_MIN:
+    unknown). */
+static inline int mcu_cmsis_dw_stale(int32_t *tag, int32_t *line, int32_t words, int32_t in_lines, int32_t r,
+                                     int32_t zp2)
 {
-    const int32_t slot = (r % c->slots + c->slots) % c->slots, off = slot * c->words, was = c->tag[slot];
-    if (was != r) {
-        c->tag[slot] = r;
-        if (r < 0 || r >= v->in_lines) { /* a line of padding: the zero point, unless it held one */
-            if (was == INT32_MIN || (was >= 0 && was < v->in_lines)) {
-                mcu_cmsis_dw_fill(c->lines + off, 0, c->words / 2, zp2);
-            }
-        } else {
-            if (pairs) {
-                mcu_cmsis_dw_build_pairs(v, input, c->span, r, c0, mcu_splat_s8x4((int8_t)zp2), c->lines + off);
-            } else {
-                mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
-            }
-        }
+    const int32_t was = *tag;
+    if (was == r) {
+        return 0;
+    }
+    *tag = r;
+    if (r >= 0 && r < in_lines) {
+        return 1;
+    }
+    if (was == INT32_MIN || (was >= 0 && was < in_lines)) { /* a line of padding where it held none */
+        mcu_cmsis_dw_fill(line, 0, words / 2, zp2);
+    }
+    return 0;
+}
+
+/** Offset (words from c->lines) of input line r in the lane pairs: cached line ((r % slots) +
+    slots) % slots, built if stale (mcu_cmsis_dw_stale): the lines of one output line's windows,
+    at most `slots` consecutive lines, never share a slot. */
+static inline int32_t mcu_cmsis_dw_line(const mcu_cmsis_dw_view *v, const int8_t *input, int32_t mult,
+                                        const mcu_cmsis_dw_cache *c, int32_t r, int32_t c0, int32_t n, int32_t zp2)
+{
+    const int32_t slot = (r % c->slots + c->slots) % c->slots, off = slot * c->words;
+    if (mcu_cmsis_dw_stale(c->tag + slot, c->lines + off, c->words, v->in_lines, r, zp2)) {
+        mcu_cmsis_dw_build_line(v, input, mult, c->span, r, c0, n, zp2, c->lines + off);
     }
     return off;
 }
@@ -264,8 +346,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_tap(const int32_t
     }
 }
 
-#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
-#define MCU_CMSIS_DW_ASM 1
+#if defined(MCU_CMSIS_DW_ASM)
 /* Inline assembly of a whole lane pair of a block of P (4 or 1) pixels of a 3x3 filter, stride S
    (words between pixels 2 * S, between taps 2), fast requantization, all four channels of the
    group: mcu_cmsis_dw_lane for those. The lane pair's `job` words before its `use` (w[-3..-1])
@@ -618,7 +699,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_group_lines(const
         const int32_t il = ol * v->stride_l - v->pad_l;
         for (int32_t kl = 0; kl < k_l; kl++) {
             const int32_t off =
-                mcu_cmsis_dw_line(v, input, b->p->depth_multiplier, c, il + kl * v->dil_l, b->c0, b->n, zp2, 0);
+                mcu_cmsis_dw_line(v, input, b->p->depth_multiplier, c, il + kl * v->dil_l, b->c0, b->n, zp2);
             c->lane[0][kl - k_l] = off;
             c->lane[1][kl - k_l] = off;
         }
@@ -651,21 +732,27 @@ __attribute__((noinline)) static void mcu_cmsis_dw_group_any(const mcu_cmsis_dw_
    take three. A block of four pixels (stride 1: at an even position) reads three pairs (stride 2:
    five) per filter line and channel; its four accumulators are requantized at once, channel by
    channel. Scratch (words): the cached lines (4 per pair, an odd span's last pair whole), the
-   group's weights (mcu_cmsis_dw_pair_weights), the lines' tags: within the lane pairs' scratch,
-   whose Helium room the two more words of an odd span's lines take (mcu_cmsis_dw_pairs_fit). */
+   group's weights (mcu_cmsis_dw_pair_weights), the output step, the lines' tags: within the lane
+   pairs' scratch, whose Helium room the two more words of an odd span's lines take
+   (mcu_cmsis_dw_pairs_fit). The lines are built (mcu_cmsis_dw_build_pairs) from a plan made once
+   per group (mcu_cmsis_dw_pair_plan), the line of each filter line found without a division. */
 
 /** Words per channel of the pair layout's weights: the folded bias, then per filter line (w0, w1),
     then per filter line (w1, w2), all doubled, then the channel's requantization record. */
 #define MCU_CMSIS_DW_PAIR_WORDS 10
+/** After the four channels' words: the output step, then where the assembly's blocks end (the
+    output pointer past the last, set per call). */
+#define MCU_CMSIS_DW_PAIR_STEP (4 * MCU_CMSIS_DW_PAIR_WORDS)
+#define MCU_CMSIS_DW_PAIR_END (4 * MCU_CMSIS_DW_PAIR_WORDS + 1)
 
 /** The pair layout's cache: the lane pairs' geometry (c) with 4 * ceil(span / 2) words per line,
-    then the weights (returned) and the tags. */
+    then the weights (returned), the output step and the tags. */
 static inline int32_t *mcu_cmsis_dw_pairs_at(mcu_cmsis_dw_cache *c, int32_t *scratch)
 {
     c->words = 4 * ((c->span + 1) / 2);
     c->lines = scratch;
     int32_t *const w = scratch + c->slots * c->words;
-    c->tag = w + 4 * MCU_CMSIS_DW_PAIR_WORDS;
+    c->tag = w + MCU_CMSIS_DW_PAIR_END + 1;
     c->lane[0] = c->lane[1] = NULL;
     return w;
 }
@@ -673,7 +760,7 @@ static inline int32_t *mcu_cmsis_dw_pairs_at(mcu_cmsis_dw_cache *c, int32_t *scr
 /** Whether the pair layout fits the scratch the planner gives the lane pairs (its macro). */
 static inline int mcu_cmsis_dw_pairs_fit(const mcu_cmsis_dw_view *v, const mcu_cmsis_dw_cache *c, int32_t in_c)
 {
-    const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + 4 * MCU_CMSIS_DW_PAIR_WORDS + c->slots;
+    const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + MCU_CMSIS_DW_PAIR_END + 1 + c->slots;
     return 4 * words <= MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(v->k_l, v->k_p, v->dil_l, v->out_pos, v->stride_p,
                                                                   v->dil_p, in_c);
 }
@@ -729,18 +816,21 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
 }
 
 #if defined(MCU_CMSIS_DW_ASM)
-/* A block in inline assembly (the C below is its model): per channel C of the group, its
-   accumulators from the folded bias, per filter line R its row pointer (job[R]), (w0, w1) and
-   (w1, w2), then the block's pairs, loads first (an M4 load right after an independent load takes
-   one cycle); the four accumulators requantized and stored one pixel (job[3] bytes) apart.
-   Thirteen registers: four accumulators, w, job, out and six temporaries. */
+/* The blocks of a line in inline assembly (the C below is its model), one after the other until
+   out reaches w[MCU_CMSIS_DW_PAIR_END]: per channel C of the group, its accumulators from the
+   folded bias, per filter line R (w0, w1), (w1, w2) and the block's pairs from x<R> (loads first:
+   an M4 load right after an independent load takes one cycle); the four accumulators requantized
+   and stored one pixel (the step, w[MCU_CMSIS_DW_PAIR_STEP]) apart, out walking forward for
+   channels 0 and 2 and back for 1 and 3 (it ends where it started); then x0..x2 and out four
+   pixels on. Fourteen registers: four accumulators, x0..x2, w, out and five temporaries. */
+#define MCU_CMSIS_DW_STR2(x) #x
+#define MCU_CMSIS_DW_STR(x) MCU_CMSIS_DW_STR2(x)
 #define MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                \
-    "ldr %[x], [%[job], #4*" #R "]\n\t"                                                                               \
     "ldr %[u], [%[w], #40*" #C "+4+4*" #R "]\n\t"                                                                     \
     "ldr %[v], [%[w], #40*" #C "+16+4*" #R "]\n\t"                                                                    \
-    "ldr %[p], [%[x], #4*" #C "]\n\t"                                                                                 \
-    "ldr %[q], [%[x], #4*" #C "+16]\n\t"                                                                              \
-    "ldr %[r], [%[x], #4*" #C "+32]\n\t"
+    "ldr %[p], [%[x" #R "], #4*" #C "]\n\t"                                                                           \
+    "ldr %[q], [%[x" #R "], #4*" #C "+16]\n\t"                                                                        \
+    "ldr %[r], [%[x" #R "], #4*" #C "+32]\n\t"
 /* stride 1: pixels at pair positions 0, 0.5, 1, 1.5 */
 #define MCU_CMSIS_DW_PAIR_ROW1(C, R)                                                                                 \
     MCU_CMSIS_DW_PAIR_LOADS(C, R)                                                                                     \
@@ -770,8 +860,8 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
     "smlad %[a1], %[q], %[u], %[a1]\n\t"                                                                              \
     "smlabt %[a1], %[r], %[v], %[a1]\n\t"                                                                             \
-    "ldr %[p], [%[x], #4*" #C "+48]\n\t"                                                                              \
-    "ldr %[q], [%[x], #4*" #C "+64]\n\t"                                                                              \
+    "ldr %[p], [%[x" #R "], #4*" #C "+48]\n\t"                                                                        \
+    "ldr %[q], [%[x" #R "], #4*" #C "+64]\n\t"                                                                        \
     "smlad %[a2], %[r], %[u], %[a2]\n\t"                                                                              \
     "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
     "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
@@ -784,62 +874,85 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "smlad %[a0], %[p], %[u], %[a0]\n\t"                                                                              \
     "smlabt %[a0], %[q], %[v], %[a0]\n\t"                                                                             \
     "smlabt %[a1], %[r], %[v], %[a1]\n\t"                                                                             \
-    "ldr %[p], [%[x], #4*" #C "+48]\n\t"                                                                              \
-    "ldr %[q], [%[x], #4*" #C "+64]\n\t"                                                                              \
+    "ldr %[p], [%[x0], #4*" #C "+48]\n\t"                                                                             \
+    "ldr %[q], [%[x0], #4*" #C "+64]\n\t"                                                                             \
     "smlabt %[a2], %[p], %[v], %[a2]\n\t"                                                                             \
     "smlad %[a3], %[p], %[u], %[a3]\n\t"                                                                              \
     "smlabt %[a3], %[q], %[v], %[a3]\n\t"
-/* requantize accumulator a (doubled) with m in u, add in v, right in p; store at r */
-#define MCU_CMSIS_DW_PAIR_RQ(a)                                                                                      \
-    "add %[x], %[v], %[" a "], asr #31\n\t"                                                                           \
-    "smmlar %[" a "], %[" a "], %[u], %[x]\n\t"                                                                       \
+/* requantize accumulator a (doubled) with m in u, add in v, right in p; store at out + C */
+#define MCU_CMSIS_DW_PAIR_RQ(a, C)                                                                                   \
+    "add %[r], %[v], %[" a "], asr #31\n\t"                                                                           \
+    "smmlar %[" a "], %[" a "], %[u], %[r]\n\t"                                                                       \
     "asr %[" a "], %[" a "], %[p]\n\t"                                                                                \
     "ssat %[" a "], #8, %[" a "]\n\t"                                                                                 \
-    "strb %[" a "], [%[r]]\n\t"
-#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW)                                                                     \
+    "strb %[" a "], [%[out], #" #C "]\n\t"
+/* channel C, its pixels stored in the order A..D, out moved by MOVE (add or sub) the step between */
+#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW, A, B, D, E, MOVE)                                                   \
     "ldr %[a0], [%[w], #40*" #C "]\n\t" FIRST(C) ROW(C, 1) ROW(C, 2)                                                  \
     "ldr %[u], [%[w], #40*" #C "+28]\n\t"                                                                             \
     "ldr %[v], [%[w], #40*" #C "+32]\n\t"                                                                             \
     "ldr %[p], [%[w], #40*" #C "+36]\n\t"                                                                             \
-    "ldr %[q], [%[job], #12]\n\t"                                                                                     \
-    "add %[r], %[out], #" #C "\n\t" MCU_CMSIS_DW_PAIR_RQ("a0") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a1") \
-    "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a2") "add %[r], %[r], %[q]\n\t" MCU_CMSIS_DW_PAIR_RQ("a3")
-#define MCU_CMSIS_DW_PAIR_BLOCK(FIRST, ROW)                                                                          \
-    __asm__ volatile(MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW)                \
-                         MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW) MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW)            \
-                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "=&r"(x), [u] "=&r"(u),   \
-                       [v] "=&r"(v), [p] "=&r"(p), [q] "=&r"(q), [r] "=&r"(r)                                         \
-                     : [w] "r"(w), [job] "r"(job), [out] "r"(out)                                                     \
-                     : "memory")
+    "ldr %[q], [%[w], #4*" MCU_CMSIS_DW_STR(MCU_CMSIS_DW_PAIR_STEP) "]\n\t" MCU_CMSIS_DW_PAIR_RQ(A, C) MOVE            \
+        MCU_CMSIS_DW_PAIR_RQ(B, C) MOVE MCU_CMSIS_DW_PAIR_RQ(D, C) MOVE MCU_CMSIS_DW_PAIR_RQ(E, C)
+#define MCU_CMSIS_DW_PAIR_FWD "add %[out], %[out], %[q]\n\t"
+#define MCU_CMSIS_DW_PAIR_BACK "sub %[out], %[out], %[q]\n\t"
+/* NEXT: the bytes of four pixels' pairs */
+#define MCU_CMSIS_DW_PAIR_BLOCKS(FIRST, ROW, NEXT)                                                                   \
+    __asm__ volatile(                                                                                                 \
+        "1:\n\t" MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)             \
+            MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)                 \
+                MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)              \
+                    MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)         \
+        "ldr %[r], [%[w], #4*" MCU_CMSIS_DW_STR(MCU_CMSIS_DW_PAIR_END) "]\n\t"                                        \
+        "add %[out], %[out], %[q], lsl #2\n\t"                                                                        \
+        "add %[x0], %[x0], #" #NEXT "\n\t"                                                                             \
+        "add %[x1], %[x1], #" #NEXT "\n\t"                                                                             \
+        "add %[x2], %[x2], #" #NEXT "\n\t"                                                                             \
+        "cmp %[out], %[r]\n\t"                                                                                        \
+        "bne 1b\n\t"                                                                                                  \
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [u] "=&r"(u), [v] "=&r"(v), [p] "=&r"(p), \
+          [q] "=&r"(q), [r] "=&r"(r), [out] "+&r"(out), [x0] "+&r"(x0), [x1] "+&r"(x1), [x2] "+&r"(x2)              \
+        : [w] "r"(w)                                                                                                  \
+        : "memory", "cc")
 
-/** A block of four pixels, stride S (compile time; stride 1: at an even position): job[0..2], the
-    filter lines' cached lines at the block's first pair, job[3] the output step; every channel of
-    the group (out: its first pixel's first channel). */
-__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w,
-                                                                          int8_t *out, const int S)
+/** n (at least one) blocks of four pixels, stride S (compile time; stride 1: at an even position):
+    x0..x2, the filter lines' cached lines at the first block's first pair; every channel of the
+    group (out: its first pixel's first channel). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1,
+                                                                           const int32_t *x2, int32_t *w,
+                                                                           int8_t *out, int32_t n, const int S)
 {
-    int32_t a0, a1, a2, a3, x, u, v, p, q, r;
+    int32_t a0, a1, a2, a3, u, v, p, q, r;
+    w[MCU_CMSIS_DW_PAIR_END] = (int32_t)(intptr_t)(out + 4 * n * w[MCU_CMSIS_DW_PAIR_STEP]); /* 32-bit pointers */
     if (S == 1) {
-        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1);
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1, 32);
     } else {
-        MCU_CMSIS_DW_PAIR_BLOCK(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2);
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2, 64);
     }
 }
 #else
-/** A block of four pixels, stride S (compile time; stride 1: at an even position): job[0..2], the
-    filter lines' cached lines at the block's first pair, job[3] the output step; every channel of
-    the group (out: its first pixel's first channel). */
-static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w, int8_t *out, const int S)
+/** n (at least one) blocks of four pixels, stride S (compile time; stride 1: at an even position):
+    x0..x2, the filter lines' cached lines at the first block's first pair; every channel of the
+    group (out: its first pixel's first channel). */
+static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1, const int32_t *x2, int32_t *w,
+                                            int8_t *out, int32_t n, const int S)
 {
-    const int32_t *x0 = (const int32_t *)job[0], *x1 = (const int32_t *)job[1], *x2 = (const int32_t *)job[2];
-    for (int32_t k = 0; k < 4; k++, w += MCU_CMSIS_DW_PAIR_WORDS) {
-        int8_t *o = out + k;
-        for (int32_t i = 0; i < 4; i++, o += job[3]) { /* job[3]: the output step */
-            int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, S * i, w[1], w[4], w[0]);
-            a = mcu_cmsis_dw_pair_tap(x1 + k, S * i, w[2], w[5], a);
-            a = mcu_cmsis_dw_pair_tap(x2 + k, S * i, w[3], w[6], a);
-            *o = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, w + 7));
+    const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP];
+    for (; n > 0; n--) {
+        const int32_t *wk = w;
+        for (int32_t k = 0; k < 4; k++, wk += MCU_CMSIS_DW_PAIR_WORDS) {
+            int8_t *o = out + k;
+            for (int32_t i = 0; i < 4; i++, o += step) {
+                int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, S * i, wk[1], wk[4], wk[0]);
+                a = mcu_cmsis_dw_pair_tap(x1 + k, S * i, wk[2], wk[5], a);
+                a = mcu_cmsis_dw_pair_tap(x2 + k, S * i, wk[3], wk[6], a);
+                *o = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, wk + 7));
+            }
         }
+        out += 4 * step;
+        x0 += 8 * S;
+        x1 += 8 * S;
+        x2 += 8 * S;
     }
 }
 #endif
@@ -848,64 +961,72 @@ static inline void mcu_cmsis_dw_pair_block(const intptr_t *job, const int32_t *w
     three in a block overlapping the one before where it starts at a position the block takes
     (stride 1: even), else one by one. */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(const int32_t *x0, const int32_t *x1,
-                                                                              const int32_t *x2, const int32_t *w,
+                                                                              const int32_t *x2, int32_t *w,
                                                                               int8_t *out, int32_t out_pos,
-                                                                              int32_t step, const int S)
+                                                                              const int S)
 {
-    intptr_t job[4] = {(intptr_t)x0, (intptr_t)x1, (intptr_t)x2, step}; /* words where the assembly reads them */
-    const intptr_t next = (intptr_t)(8 * S * sizeof(int32_t)); /* four pixels on: cached position 4 * S */
-    int32_t op = 0;
-    for (int8_t *o = out; op + 4 <= out_pos; op += 4, o += 4 * step) {
-        mcu_cmsis_dw_pair_block(job, w, o, S);
-        job[0] += next;
-        job[1] += next;
-        job[2] += next;
+    const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP], fours = out_pos / 4, last = out_pos - 4, op = 4 * fours;
+    const int overlap = out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0);
+    for (int32_t from = 0, n = fours; n > 0; n = overlap && from != last, from = last) {
+        /* the blocks of four, then the overlapping one: one copy of the assembly */
+        mcu_cmsis_dw_pair_blocks(x0 + 2 * S * from, x1 + 2 * S * from, x2 + 2 * S * from, w, out + from * step, n, S);
     }
-    const int32_t last = out_pos - 4;
-    if (out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0)) {
-        job[0] = (intptr_t)(x0 + 2 * S * last);
-        job[1] = (intptr_t)(x1 + 2 * S * last);
-        job[2] = (intptr_t)(x2 + 2 * S * last);
-        mcu_cmsis_dw_pair_block(job, w, out + last * step, S);
+    if (overlap) {
         return;
     }
-    for (; op < out_pos; op++) {
-        mcu_cmsis_dw_pair_single(x0, x1, x2, w, S * op, out + op * step);
+    for (int32_t o = op; o < out_pos; o++) {
+        mcu_cmsis_dw_pair_single(x0, x1, x2, w, S * o, out + o * step);
     }
 }
 
-__attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s1(const int32_t *x0, const int32_t *x1,
-                                                                const int32_t *x2, const int32_t *w, int8_t *out,
-                                                                int32_t out_pos, int32_t step)
+/** Every output line of a full group in the pair layout (w: its weights), stride S along the lines
+    (compile time). The cached line of input line r is slot r mod slots, kept as the lines advance
+    (no division). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pairs_group_mode(const mcu_cmsis_dw_view *v,
+                                                                                const int8_t *input, int8_t *output,
+                                                                                const mcu_cmsis_dw_cache *c,
+                                                                                int32_t *w, int32_t c0, int32_t zp2,
+                                                                                const int S)
 {
-    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, step, 1);
-}
-
-__attribute__((noinline)) static void mcu_cmsis_dw_pair_line_s2(const int32_t *x0, const int32_t *x1,
-                                                                const int32_t *x2, const int32_t *w, int8_t *out,
-                                                                int32_t out_pos, int32_t step)
-{
-    mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, step, 2);
-}
-
-/** Every output line of a full group in the pair layout (w: its weights). */
-__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group(const mcu_cmsis_dw_view *v, const int8_t *input,
-                                                               int8_t *output, const mcu_cmsis_dw_cache *c,
-                                                               const int32_t *w, int32_t c0, int32_t zp2)
-{
-    for (int32_t s = 0; s < c->slots; s++) { /* as mcu_cmsis_dw_group_lines */
-        c->tag[s] = c->tag[s] >= 0 && c->tag[s] < v->in_lines ? INT32_MIN : c->tag[s];
+    const int32_t slots = c->slots, dil = v->dil_l, stride = v->stride_l, words = c->words, in_lines = v->in_lines;
+    const int32_t out_lines = v->out_lines, out_line = v->out_line, out_pos = v->out_pos;
+    int32_t *const tag = c->tag, *const lines = c->lines;
+    for (int32_t s = 0; s < slots; s++) { /* as mcu_cmsis_dw_group_lines */
+        tag[s] = tag[s] >= 0 && tag[s] < in_lines ? INT32_MIN : tag[s];
     }
-    for (int32_t ol = 0; ol < v->out_lines; ol++) {
-        const int32_t il = ol * v->stride_l - v->pad_l;
-        int32_t off[3];
-        for (int32_t kl = 0; kl < 3; kl++) {
-            off[kl] = mcu_cmsis_dw_line(v, input, 1, c, il + kl * v->dil_l, c0, 4, zp2, 1);
+    int32_t s0 = (-v->pad_l % slots + slots) % slots; /* the slot of the first window's first line */
+    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_of(v, input, c->span, c0, (int8_t)zp2);
+    int8_t *out = output + c0;
+    for (int32_t ol = 0, il = -v->pad_l; ol < out_lines; ol++, il += stride, out += out_line) {
+        const int32_t *x[3];
+        MCU_CMSIS_DW_UNROLL
+        for (int32_t kl = 0, s = s0; kl < 3; kl++, s = s + dil >= slots ? s + dil - slots : s + dil) {
+            int32_t *const line = lines + s * words;
+            if (mcu_cmsis_dw_stale(tag + s, line, words, in_lines, il + kl * dil, zp2)) {
+                mcu_cmsis_dw_build_pairs(&pl, il + kl * dil, line);
+            }
+            x[kl] = line;
         }
-        (v->stride_p == 1 ? mcu_cmsis_dw_pair_line_s1 : mcu_cmsis_dw_pair_line_s2)(
-            c->lines + off[0], c->lines + off[1], c->lines + off[2], w, output + ol * v->out_line + c0, v->out_pos,
-            v->out_step);
+        mcu_cmsis_dw_pair_line_mode(x[0], x[1], x[2], w, out, out_pos, S);
+        s0 += stride;
+        while (s0 >= slots) {
+            s0 -= slots;
+        }
     }
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s1(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                                  int8_t *output, const mcu_cmsis_dw_cache *c,
+                                                                  int32_t *w, int32_t c0, int32_t zp2)
+{
+    mcu_cmsis_dw_pairs_group_mode(v, input, output, c, w, c0, zp2, 1);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s2(const mcu_cmsis_dw_view *v, const int8_t *input,
+                                                                  int8_t *output, const mcu_cmsis_dw_cache *c,
+                                                                  int32_t *w, int32_t c0, int32_t zp2)
+{
+    mcu_cmsis_dw_pairs_group_mode(v, input, output, c, w, c0, zp2, 2);
 }
 
 /** Every group of a layer the pair layout takes (mcu_cmsis_dwconv_dsp): full groups in it, a
@@ -921,10 +1042,20 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
     for (int32_t s = 0; s < c.slots; s++) {
         c.tag[s] = INT32_MIN;
     }
+    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_of(v, input, c.span, 0, zp);
+    for (int32_t s = 0; s < c.slots; s++) { /* the pairs outside the input, once */
+        mcu_cmsis_dw_fill(c.lines + s * c.words, 0, 2 * pl.elo, zp2);
+        mcu_cmsis_dw_fill(c.lines + s * c.words, 2 * pl.ehi, c.words / 2, zp2);
+    }
     int32_t c0 = 0;
+    w[MCU_CMSIS_DW_PAIR_STEP] = v->out_step;
     for (; c0 + 4 <= out_c; c0 += 4) {
         mcu_cmsis_dw_pair_weights(p, weights, folded_bias, rq, c0, w);
-        mcu_cmsis_dw_pairs_group(v, input, output, &c, w, c0, zp2);
+        if (v->stride_p == 1) {
+            mcu_cmsis_dw_pairs_group_s1(v, input, output, &c, w, c0, zp2);
+        } else {
+            mcu_cmsis_dw_pairs_group_s2(v, input, output, &c, w, c0, zp2);
+        }
     }
     if (c0 < out_c) {
         const mcu_cmsis_dw_cache lanes = mcu_cmsis_dw_cache_at(v, scratch);
