@@ -427,10 +427,13 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
 #endif
 
 /** The group sweep: per group of four channels, their records, then per band of output rows the band
-    widened and the four channels over it. */
-static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
-                                       const int32_t *folded, const int32_t *rq, int32_t *scratch, int8_t *output,
-                                       int32_t band_out_rows, int32_t wpr)
+    widened and the four channels over it. Not inlined: its frame (the records) stays off the other
+    sweeps' stack. */
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis_dw_conv_params *p,
+                                                                 const int8_t *input, const int8_t *weights,
+                                                                 const int32_t *folded, const int32_t *rq,
+                                                                 int32_t *scratch, int8_t *output,
+                                                                 int32_t band_out_rows, int32_t wpr)
 {
     const int32_t ch = p->out_c;
     int32_t rec[4 * MCU_CMSIS_DW3X3_RECORD_WORDS];
