@@ -455,10 +455,11 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis
     groups of four channels, output rows of 4 to 2 * MCU_CMSIS_DW3X3_ROW_WORDS - 2 pixels, at least
     one output row per band in the pixel sweep's scratch, and the output either clear of the input
     or exactly over it in one band (each group's input rows are all widened before its first write;
-    the pixel order an overlap at another shift needs is the pixel sweep's). Returns 0 where not. */
-static inline int mcu_cmsis_dw3x3_groups(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                         const int8_t *weights, const int32_t *folded, const int32_t *rq,
-                                         int32_t *scratch, int8_t *output)
+    the pixel order an overlap at another shift needs is the pixel sweep's). Returns 0 where not. Not
+    inlined: the pixel sweep's own loop compiles as without it. */
+__attribute__((noinline)) static int mcu_cmsis_dw3x3_groups(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                                            const int8_t *weights, const int32_t *folded,
+                                                            const int32_t *rq, int32_t *scratch, int8_t *output)
 {
     const int32_t ch = p->out_c, wpr = ((p->out_w + 1) >> 1) + 1;
     if (p->stride_w != 1 || p->stride_h != 1 || (ch & 3) || p->out_w < 4 || wpr > MCU_CMSIS_DW3X3_ROW_WORDS) {
