@@ -470,6 +470,13 @@ CASES = {
     "dw3x3_c18_pixels": lambda r: dwconv(r, (6, 6), 18, 1, (3, 3)),
     "dw3x3_c40_tall_columns": lambda r: dwconv(r, (20, 6), 40, 1, (3, 3)),
     "dw3x3_c24_s2_pixels": lambda r: dwconv(r, (5, 7), 24, 1, (3, 3), stride=(2, 2)),
+    # the pixel sweep's group path (stride 1, whole groups of four, 4 to 14 pixels a row): one band,
+    # bands of one to three output rows (few channels: little scratch), odd rows, no padding
+    "dw3x3_c64_groups_same": lambda r: dwconv(r, (6, 6), 64, 1, (3, 3)),
+    "dw3x3_c16_groups_odd_bands": lambda r: dwconv(r, (7, 7), 16, 1, (3, 3)),
+    "dw3x3_c24_groups_bands": lambda r: dwconv(r, (6, 5), 24, 1, (3, 3)),
+    "dw3x3_c32_groups_valid": lambda r: dwconv(r, (9, 6), 32, 1, (3, 3), padding="VALID"),
+    "dw3x3_c8_groups_narrow_fallback": lambda r: dwconv(r, (4, 3), 8, 1, (3, 3)),
     # a map narrower than the window (every window past both side borders; SAME)
     "dw3x3_c12_narrow_pixels": lambda r: dwconv(r, (2, 1), 12, 1, (3, 3)),
     # fully connected
