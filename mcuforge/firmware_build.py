@@ -28,7 +28,7 @@ import mcuforge.firmware
 from mcuforge import __version__
 from mcuforge.boards import BOARDS_DIR, Board
 from mcuforge.errors import McuforgeError
-from mcuforge.stack_usage import StackAnalysisError, StaticStack, exception_frame_bytes, static_stack
+from mcuforge.stack_usage import StackAnalysisError, StaticStack, exception_frame_bytes, pushed_bytes, static_stack
 
 RUNTIME_DIR = Path(mcuforge.firmware.__file__).resolve().parent / "runtime"
 TEST_MODEL_DIR = RUNTIME_DIR / "test_model"
@@ -141,7 +141,7 @@ def build_firmware(board: Board, sources: Sequence[str | os.PathLike], include_d
     text, data, bss = elf_sizes(elf)
     try:
         stack = static_stack(sorted(cmake_build.glob("CMakeFiles/**/*.ci")), exception_frame_bytes(board.fpu != "none"),
-                             linked_functions(elf))
+                             linked_functions(elf), elf_pushed_bytes(elf))
     except StackAnalysisError:
         stack = None
     return FirmwareBuild(board=board, elf=elf, map_file=cmake_build / f"{name}.map", text_bytes=text,
@@ -164,6 +164,13 @@ def linked_functions(elf: Path) -> set[str] | None:
         return None
     return {parts[2] for parts in (line.split() for line in proc.stdout.splitlines())
             if len(parts) == 3 and parts[1] in "TtWw"}
+
+
+def elf_pushed_bytes(elf: Path) -> dict[str, int] | None:
+    """stack_usage.pushed_bytes of the ELF's disassembly (objdump -d), or None if objdump fails."""
+    proc = subprocess.run([SIZE.replace("size", "objdump"), "-d", "--no-show-raw-insn", str(elf)], check=False,
+                          capture_output=True, text=True)
+    return pushed_bytes(proc.stdout) if proc.returncode == 0 else None
 
 
 def elf_sizes(elf: Path) -> tuple[int, int, int]:

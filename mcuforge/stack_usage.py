@@ -10,7 +10,10 @@ frame. Assumptions, stated in `StaticStack.assumptions`:
   never called directly and that the link kept (the address-taken ones: the hooks; functions
   --gc-sections dropped, such as a model's unused API calls, cannot be called at all);
 - a library function gcc did not compile here (memcpy, memcmp, setjmp ...) takes LIBRARY_FRAME bytes;
-- a function with a dynamic frame (alloca, a VLA) makes the figure a lower bound (`bounded` False).
+- a function with a dynamic frame (alloca, a VLA) makes the figure a lower bound (`bounded` False);
+- a function gcc reports with a 0-byte frame (a naked assembly routine: gcc does not see its pushes)
+  takes what its code pushes and subtracts from sp, read from the linked ELF's disassembly
+  (`pushed_bytes`), when that is known.
 """
 
 from __future__ import annotations
@@ -52,9 +55,51 @@ class StackAnalysisError(Exception):
     """The call graph does not give a bound (recursion, no entry point)."""
 
 
-def static_stack(ci_files: Iterable[Path], exception_frame: int, linked: set[str] | None = None) -> StaticStack:
+_FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
+_PUSH = re.compile(r"\t(push|stmdb\tsp!,|stmfd\tsp!,|vpush)(?:\.w)?\s*\{([^}]*)\}")
+_SUB_SP = re.compile(r"\tsub(?:\.w|w)?\tsp,\s*(?:sp,\s*)?#(\d+)")
+
+
+def _registers(regs: str) -> int:
+    """Bytes of a register list as PUSH/VPUSH write them ("r4-r11, lr", "d8-d15", "s16")."""
+    total = 0
+    for part in (r.strip() for r in regs.split(",") if r.strip()):
+        lo, _, hi = part.partition("-")
+        size = 8 if lo[0] == "d" else 4
+        count = int(hi[1:]) - int(lo[1:]) + 1 if hi and lo[1:].isdigit() else 1
+        total += size * count
+    return total
+
+
+def pushed_bytes(disassembly: str) -> dict[str, int]:
+    """Per function of an `objdump -d` listing: the bytes its code pushes (PUSH, STMDB sp!, VPUSH)
+    and subtracts from sp (SUB sp, #n), all added up: an upper bound of its own frame when the pushes
+    are not repeated in a loop (a naked assembly routine's prologue and spills)."""
+    result: dict[str, int] = {}
+    name = None
+    for line in disassembly.splitlines():
+        m = _FUNC.match(line)
+        if m:
+            name = m.group(1)
+            result.setdefault(name, 0)
+            continue
+        if name is None:
+            continue
+        m = _PUSH.search(line)
+        if m:
+            result[name] += _registers(m.group(2))
+            continue
+        m = _SUB_SP.search(line)
+        if m:
+            result[name] += int(m.group(1))
+    return result
+
+
+def static_stack(ci_files: Iterable[Path], exception_frame: int, linked: set[str] | None = None,
+                 pushed: dict[str, int] | None = None) -> StaticStack:
     """The worst-case stack of a firmware whose objects left these .ci files; `linked`: the function
-    names in the linked ELF, when known."""
+    names in the linked ELF, when known; `pushed`: pushed_bytes of its disassembly, for the functions
+    gcc reports with a 0-byte frame (naked assembly)."""
     frames: dict[str, int | None] = {}
     calls: dict[str, set[str]] = {}
     dynamic = False
@@ -89,6 +134,8 @@ def static_stack(ci_files: Iterable[Path], exception_frame: int, linked: set[str
             frame = frames.get(name)
             if frame is None:
                 library.add(name)
+            elif frame == 0 and pushed:  # naked assembly: what its code pushes
+                frame = pushed.get(name.rsplit(":", 1)[-1], 0)
             own = LIBRARY_FRAME if frame is None else frame
             targets = sorted(calls.get(name, ()))
         best: tuple[int, tuple[str, ...]] = (0, ())

@@ -241,3 +241,30 @@ def test_stack_reservation_checked_against_the_static_bound_not_one_measurement(
                                             rf"call graphs\), the board reserves {tight.stack_size:,} B "
                                             rf"\(memory\.stack_size"):
         build_generated(src, tight, tmp_path / "tight", guard=True)
+
+
+def test_naked_assembly_frames_from_the_disassembly(tmp_path):
+    """gcc reports a naked assembly routine with a 0-byte frame; its pushes (PUSH, STMDB sp!, VPUSH,
+    SUB sp) read from the ELF's disassembly count instead."""
+    from mcuforge.stack_usage import pushed_bytes, static_stack
+
+    listing = ("00000100 <asm_routine>:\n"
+               " 100:\tpush\t{r4, r5, r6, r7, r8, r9, sl, fp, lr}\n"
+               " 104:\tpush\t{r0}\n"
+               " 106:\tldr\tr0, [r0, #4]\n"
+               " 108:\tpop\t{r4, r5, r6, r7, r8, r9, sl, fp, pc}\n\n"
+               "00000200 <c_function>:\n"
+               " 200:\tstmdb\tsp!, {r4-r11, lr}\n"
+               " 204:\tvpush\t{d8-d9}\n"
+               " 208:\tsub.w\tsp, sp, #1024\n"
+               " 20c:\tsub\tsp, #12\n")
+    assert pushed_bytes(listing) == {"asm_routine": 40, "c_function": 36 + 16 + 1024 + 12}
+    ci = tmp_path / "a.c.ci"
+    ci.write_text(CI_TEXT.replace('"small\\na.c:5:1\\n4 bytes', '"small\\na.c:5:1\\n0 bytes')
+                  .replace('targetname: "memcpy"', 'targetname: "asm_routine"')
+                  + 'node: { title: "asm_routine" label: "asm_routine\\na.c:8:1\\n0 bytes (static)" }\n')
+    # without the listing: Reset 8 + main 16 + small 0 + asm_routine 0, below the hook path (164);
+    # with a routine pushing 236 B, that path is the deepest
+    assert static_stack([ci], exception_frame=32).bytes == 164 + 32
+    big = listing.replace("push\t{r0}", "sub\tsp, #200")
+    assert static_stack([ci], exception_frame=32, pushed=pushed_bytes(big)).bytes == 8 + 16 + 0 + 236 + 32
