@@ -63,11 +63,13 @@ void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input
 #endif
 #if defined(MCU_CMSIS_USE_DSP)
             if (count <= 256) {
+                const int32_t run = x_end - x_start; /* each window row: `run` pixels ch bytes apart */
                 for (; c + 4 <= ch; c += 4) {
                     int32_t sum02 = 0, sum13 = 0;
                     for (int32_t y = y_start; y < y_end; y++) {
-                        for (int32_t x = x_start; x < x_end; x++) {
-                            const int32_t v = mcu_read_s8x4(input + (base + (y * in_w + x) * ch + c));
+                        const int8_t *px = input + (base + (y * in_w + x_start) * ch + c);
+                        for (int32_t x = 0; x < run; x++, px += ch) {
+                            const int32_t v = mcu_read_s8x4(px);
                             sum02 = mcu_sxtab16(sum02, v);
                             sum13 = mcu_sxtab16_ror8(sum13, v);
                         }
