@@ -209,6 +209,33 @@ after: str r0, [r1, #4]
     assert t.executed == 13 + 7 + 2  # plus the last hook block, accounted at the end of the log
 
 
+@needs_as
+def test_a_run_of_code_qemu_cut_in_two_costs_as_one_block(tmp_path):
+    """QEMU may end a TB in the middle of straight code (a page boundary, its size limit): the pair at
+    the seam (here a load pipelined after a load) is credited, so where QEMU cuts does not change the
+    estimate."""
+    src = """
+hook: nop
+      bx lr
+run:  ldr r0, [r1]
+      ldr r2, [r3]
+      b hook
+"""
+    insns = assemble(tmp_path, src)
+    code = {i.addr: i for i in insns}
+    A, B, C, D = 0x0, 0x4, 0x6, 0xA                          # hook, ldr (cut here), ldr, after b
+    whole = [*_in_block(insns, A, B), _trace(1, A), *_in_block(insns, B, D), _trace(2, B), _trace(1, A)]
+    cut = [*_in_block(insns, A, B), _trace(1, A), *_in_block(insns, B, C), _trace(2, B),
+           *_in_block(insns, C, D), _trace(3, C), _trace(1, A)]
+    results = []
+    for log in (whole, cut):
+        t = ExecTrace(code, CORTEX_M4, hook=A, n_layers=1)
+        t.consume(line + "\n" for line in log)
+        results.append((t.runs[0][0].instructions, t.runs[0][0].cycles))
+    # hook: nop 1 + bx 1 + P; then ldr 2, ldr 1 (pipelined), b 1 + P
+    assert results[0] == results[1] == (5, [3 + 4 + 1, 4 + 4 + 2, 5 + 4 + 3])
+
+
 def test_parser_on_a_captured_log(tmp_path):
     """The first 75 lines of a real run's log (mps2-an386, the AD model's firmware: Reset_Handler
     copying .data and zeroing .bss), with objdump's decoding of the same code."""

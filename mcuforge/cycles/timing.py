@@ -4,7 +4,8 @@ A block ends at its first branch, so its cost is fixed except for that branch: `
 the cycles when the block falls through and when its last instruction branches (adding the pipeline
 refill P), each as (low, point, high). Pipeline rules between neighbours (load pipelining, address
 and load-use stalls, IT folding, MVE beat overlap, dual issue) apply inside the block; a block
-starts with an empty pipeline history (it follows a branch, or QEMU cut a run of code in two).
+starts with an empty pipeline history (it follows a branch, or QEMU cut a run of code in two: the
+trace then credits the pair at the seam, mcuforge.cycles.trace).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from mcuforge.cycles.cores import CoreModel
 from mcuforge.cycles.isa import Insn
-from mcuforge.cycles.timing import block_cost
+from mcuforge.cycles.timing import block_cost, sequence_cycles
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class Block:
     taken: tuple[float, float, float]   # ... branching at its end
     index: int
     decoded: bool = True                # False: not in the ELF's code; costed 1 cycle per instruction
+    first: Insn | None = None           # its first and last instructions (decoded blocks), for the seams
+    last: Insn | None = None
 
 
 @dataclass
@@ -58,6 +60,8 @@ class ExecTrace:
         self.executed = 0                                  # instructions of every block accounted, in or out of runs
         self._by_range: dict[tuple[int, int, int], Block] = {}
         self._counts: list[dict[int, int]] | None = None  # per layer: block index * 2 + taken -> executions
+        self._seams: list[dict[tuple[int, int], int]] | None = None  # per layer: (block, next block) -> fall-throughs
+        self._seam_cost: dict[tuple[int, int], tuple[float, float, float]] = {}
         self._call = -1                                    # hook entries seen in the current RUN
 
     # ---------------------------------------------------------------- the stream
@@ -80,6 +84,8 @@ class ExecTrace:
                         continue  # a TB translated before the log started
                 if pending is not None:
                     self._account(pending, blk.start != pending.end)
+                    if blk.start == pending.end:
+                        self._seam(pending, blk)
                 pending = blk
             elif c == "0":  # "0x000000d4:  4a21       ldr      r2, [pc, #0x84]"
                 addr = int(line[2:10], 16)
@@ -111,7 +117,8 @@ class ExecTrace:
                 blk = Block(start, end, n, (n,) * 3, (n,) * 3, len(self.blocks), decoded=False)
             else:
                 cost = block_cost(insns, self.core)
-                blk = Block(start, end, len(insns), cost.fall, cost.taken, len(self.blocks))
+                blk = Block(start, end, len(insns), cost.fall, cost.taken, len(self.blocks), first=insns[0],
+                            last=insns[-1])
             self.blocks.append(blk)
             self._by_range[key] = blk
         return blk
@@ -142,21 +149,46 @@ class ExecTrace:
             k = blk.index * 2 + taken
             layer[k] = layer.get(k, 0) + 1
 
+    def _seam(self, a: Block, b: Block) -> None:
+        """Block a fell through into block b (QEMU cut a straight run of code in two, or a conditional
+        branch was not taken): the pair of instructions at the seam, which each block's own cost
+        cannot see (a load pipelined after a load ...), is credited to the layer."""
+        if self._seams is None or a.last is None or b.first is None:
+            return
+        layer = self._seams[self._call]
+        layer[(a.index, b.index)] = layer.get((a.index, b.index), 0) + 1
+
+    def _seam_cycles(self, key: tuple[int, int]) -> tuple[float, float, float]:
+        cost = self._seam_cost.get(key)
+        if cost is None:
+            a, b = self.blocks[key[0]].last, self.blocks[key[1]].first
+            assert a is not None and b is not None
+            cost = self._seam_cost[key] = tuple(  # type: ignore[assignment]
+                sequence_cycles([a, b], self.core, w) - sequence_cycles([a], self.core, w)
+                - sequence_cycles([b], self.core, w) for w in range(3))
+        return cost
+
     def _boundary(self) -> None:
         if self._counts is None:
             self._counts, self._call = [{} for _ in range(self.n_layers)], 0
+            self._seams = [{} for _ in range(self.n_layers)]
             return
         self._call += 1
         if self._call == self.n_layers:
-            self.runs.append([self._total(layer) for layer in self._counts])
-            self._counts, self._call = None, -1
+            assert self._seams is not None
+            self.runs.append([self._total(layer, seams) for layer, seams in zip(self._counts, self._seams)])
+            self._counts, self._seams, self._call = None, None, -1
 
-    def _total(self, counts: dict[int, int]) -> LayerCount:
+    def _total(self, counts: dict[int, int], seams: dict[tuple[int, int], int]) -> LayerCount:
         out = LayerCount()
         for k, n in counts.items():
             blk = self.blocks[k >> 1]
             out.instructions += n * blk.n
             cyc = blk.taken if k & 1 else blk.fall
+            for w in range(3):
+                out.cycles[w] += n * cyc[w]
+        for key, n in seams.items():
+            cyc = self._seam_cycles(key)
             for w in range(3):
                 out.cycles[w] += n * cyc[w]
         return out
