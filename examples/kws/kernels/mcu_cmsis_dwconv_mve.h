@@ -675,6 +675,24 @@ static inline void mcu_cmsis_dw_mve_plane(const int8_t *src, int32_t n, int32_t 
                      : "lr", "memory");
 }
 
+/** The n bytes src[i] to dst[i * step], eight at a time (a scatter with 16-bit offsets), in assembly. */
+static inline void mcu_cmsis_dw_mve_unplane(const int8_t *src, int32_t n, int32_t step, int8_t *dst)
+{
+    const uint16x8_t at = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)step);
+    int16x8_t v;
+    __asm__ volatile("dlstp.16 lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrb.s16 %q[v], [%[src]], #8\n\t"
+                     "vstrb.16 %q[v], [%[dst], %q[at]]\n\t"
+                     "add %[dst], %[dst], %[s8]\n\t"
+                     "letp lr, 1b\n"
+                     : [v] "=&w"(v), [src] "+r"(src), [dst] "+r"(dst)
+                     : [n] "r"(n), [at] "w"(at), [s8] "r"(8 * step)
+                     : "lr", "memory");
+}
+
+enum { MCU_DW_LINES_OUT = 1, MCU_DW_LINES_PLANE, MCU_DW_LINES_RING }; /* mcu_cmsis_dw_mve_lines' modes */
+
 /** K x 1 and 1 x K filters (mcu_cmsis_dw_mve_lines_fit): one channel at a time, four output
     pixels a vector, each tap a gather of their four input bytes and one VMLA by the tap's weight
     (mcu_cmsis_dw_mve_line). Where the output pixels in raster order read the input at an even
@@ -686,10 +704,12 @@ static inline void mcu_cmsis_dw_mve_plane(const int8_t *src, int32_t n, int32_t 
 __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                                              const int8_t *weights, const int32_t *bias,
                                                              const int32_t *folded_bias, const int32_t *multiplier,
-                                                             const int32_t *shift, int8_t *plane, int8_t *output)
+                                                             const int32_t *shift, int8_t *buf, int mode,
+                                                             int8_t *output)
 {
     const int vertical = p->k_w == 1; /* A: the rows (K x 1), else the columns (1 x K) */
-    const int32_t in_c = plane ? 1 : p->in_c; /* in place: each channel's input copied into plane first */
+    const int plane = mode == MCU_DW_LINES_PLANE, ring = mode == MCU_DW_LINES_RING;
+    const int32_t in_c = plane ? 1 : p->in_c; /* in place: each channel's input copied into buf first */
     const int32_t in_row = p->in_w * in_c, out_row = p->out_w * p->out_c, out_c = p->out_c;
     const int32_t na = vertical ? p->out_h : p->out_w, nb = vertical ? p->out_w : p->out_h;
     const int32_t sa = vertical ? p->stride_h : p->stride_w, pad = vertical ? p->pad_top : p->pad_left;
@@ -708,7 +728,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
     /* the windows inside the input along A: [j0, j1) */
     const int32_t top = l.len - 1 - (l.taps - 1) * l.dil + pad;
     const int32_t j0 = (pad + sa - 1) / sa, j1 = top < 0 ? j0 : top / sa + 1 < na ? top / sa + 1 : na;
-    const int along = nb < 4, raster = !along && j1 > j0 && p->stride_h * in_row == p->out_w * px_in;
+    const int along = nb < 4, raster = !along && !ring && j1 > j0 && p->stride_h * in_row == p->out_w * px_in;
     for (int32_t c = 0; c < out_c; c++) {
         const int32_t s = shift[c];
         l.left = s > 0 ? s : 0;
@@ -719,8 +739,8 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
         l.folded = (int32_t)((uint32_t)folded_bias[c] << l.left);
         l.ref = (uintptr_t)input + (uintptr_t)c;
         if (plane) {
-            mcu_cmsis_dw_mve_plane(input + c, p->in_h * p->in_w, p->in_c, plane);
-            l.ref = (uintptr_t)plane;
+            mcu_cmsis_dw_mve_plane(input + c, p->in_h * p->in_w, p->in_c, buf);
+            l.ref = (uintptr_t)buf;
         }
         for (int32_t k = 0; k < l.ntab; k++) {
             l.full[2 * k] = k < l.taps ? (int32_t)((uint32_t)weights[k * out_c + c] << l.left) : 0;
@@ -740,19 +760,29 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
                 if (along) { /* lanes along A, every window inside (mcu_cmsis_dw_mve_lines_fit) */
                     mcu_cmsis_dw_mve_line_run(&l, a0, x0, na, out, sa * l.a_in, a_out);
                     break;
-                } else { /* lanes across A */
+                } else if (!ring) { /* lanes across A */
                     mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, out, b_in, b_out);
+                } else { /* in place: line j into the ring, line j - pad (its input no longer read) out */
+                    mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, buf + j % (pad + 1) * nb, b_in, 1);
+                    if (j >= pad) {
+                        mcu_cmsis_dw_mve_unplane(buf + (j - pad) % (pad + 1) * nb, nb, b_out, out - pad * a_out);
+                    }
                 }
             }
+        }
+        for (int32_t j = na - pad > 0 ? na - pad : 0; ring && j < na; j++) {
+            mcu_cmsis_dw_mve_unplane(buf + j % (pad + 1) * nb, nb, b_out, output + j * a_out + c);
         }
     }
 }
 
-/** Whether the line path (mcu_cmsis_dw_mve_lines) takes the layer: a K x 1 or 1 x K filter
-    (2 <= K <= 9), depth multiplier 1, no padding across the filter, and an output that does not
-    overlap the input (the path goes channel by channel over the whole map), or lies exactly over it
-    (p->lag) with room in scratch for one channel's input (copied there first). Returns 0 (not
-    taken), 1, or 2 (in place). */
+/** How the line path (mcu_cmsis_dw_mve_lines) takes the layer, 0 if it does not: a K x 1 or 1 x K
+    filter (2 <= K <= 9), depth multiplier 1, no padding across the filter; the output apart from
+    the input (MCU_DW_LINES_OUT: the path goes channel by channel over the whole map), or exactly over
+    it (p->lag) with room in the ring's scratch for one channel's input, copied there first
+    (MCU_DW_LINES_PLANE), or else, stride 1 along the filter and a map of the input's size, for
+    pad + 1 lines of one channel's output, each written to its place once no later line reads the
+    input under it (MCU_DW_LINES_RING). */
 static inline int mcu_cmsis_dw_mve_lines_fit(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                              const int8_t *output)
 {
@@ -774,10 +804,18 @@ static inline int mcu_cmsis_dw_mve_lines_fit(const mcu_cmsis_dw_conv_params *p, 
     const uintptr_t in0 = (uintptr_t)input, in1 = in0 + (uintptr_t)(p->in_h * p->in_w * p->in_c);
     const uintptr_t out0 = (uintptr_t)output, out1 = out0 + (uintptr_t)(p->out_h * p->out_w * p->out_c);
     if (p->lag == 0) {
-        return out1 <= in0 || in1 <= out0;
+        return out1 <= in0 || in1 <= out0 ? MCU_DW_LINES_OUT : 0;
     }
     const int32_t room = MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES(8 * taps + p->in_c, p->lag, p->out_c);
-    return out0 == in0 && p->in_h * p->in_w <= room ? 2 : 0;
+    const int32_t pad = vertical ? p->pad_top : p->pad_left, b_out = vertical ? p->out_c : p->out_w * p->out_c;
+    if (out0 != in0 || 7 * p->in_c >= 65536 || 7 * b_out >= 65536) { /* 16-bit gather / scatter offsets */
+        return 0;
+    }
+    if (p->in_h * p->in_w <= room) {
+        return MCU_DW_LINES_PLANE;
+    }
+    const int same = sa == 1 && p->in_h == p->out_h && p->in_w == p->out_w;
+    return nb >= 4 && same && (pad + 1) * nb <= room ? MCU_DW_LINES_RING : 0;
 }
 #endif
 
@@ -817,8 +855,8 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     }
     const int lines = mcu_cmsis_dw_mve_lines_fit(p, input, output);
     if (lines) {
-        mcu_cmsis_dw_mve_lines(p, input, weights, bias, folded_bias, multiplier, shift,
-                               lines == 2 ? (int8_t *)(void *)scratch : NULL, output);
+        mcu_cmsis_dw_mve_lines(p, input, weights, bias, folded_bias, multiplier, shift, (int8_t *)(void *)scratch,
+                               lines, output);
         return 1;
     }
 #endif
