@@ -636,12 +636,17 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_line_run(const mcu_cmsis_
         const int32_t *const full = l->full;
         const uintptr_t ref = l->ref;
         int32_t f = (int32_t)((uint32_t)l->bias << l->left);
-        for (int32_t k = 0, a = a0; k < ntab; k++, a += dil) {
+        int32_t k = 0;
+        for (int32_t a = a0; k < taps; k++, a += dil) {
             const int32_t near = a < 0 ? 0 : a > last ? last : a;
-            const int32_t w = near == a && k < taps ? full[2 * k] : 0;
+            const int32_t w = near == a ? full[2 * k] : 0;
             edge[2 * k] = w;
             edge[2 * k + 1] = (int32_t)(ref + (uintptr_t)((near - a0) * a_in));
             f += off * w;
+        }
+        for (; k < ntab; k++) { /* the padding taps */
+            edge[2 * k] = 0;
+            edge[2 * k + 1] = edge[1];
         }
         folded = f;
         tab = edge;
