@@ -788,7 +788,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
     (MCU_DW_LINES_PLANE), or else, stride 1 along the filter and a map of the input's size, for
     pad + 1 lines of one channel's output, each written to its place once no later line reads the
     input under it (MCU_DW_LINES_RING). */
-static inline int mcu_cmsis_dw_mve_lines_fit(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+__attribute__((noinline)) static int mcu_cmsis_dw_mve_lines_fit(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                              const int8_t *output)
 {
     const int32_t taps = p->k_h * p->k_w;
@@ -858,7 +858,7 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
             p, input, weights, folded_bias, multiplier, shift, scratch, output);
         return 1;
     }
-    const int lines = mcu_cmsis_dw_mve_lines_fit(p, input, output);
+    const int lines = (p->k_h == 1 || p->k_w == 1) ? mcu_cmsis_dw_mve_lines_fit(p, input, output) : 0;
     if (lines) {
         mcu_cmsis_dw_mve_lines(p, input, weights, bias, folded_bias, multiplier, shift, (int8_t *)(void *)scratch,
                                lines, output);
