@@ -5,7 +5,11 @@
  * (the rows an output row reads copied into a band, transposed so that each window is one run of
  * bytes; per channel a VMLADAV dot product of the window with the channel's weights).
  *
- * Pixel path (every layer it takes): output pixel by pixel, its taps at fixed offsets from its
+ * Line path (K x 1 and 1 x K filters, mcu_cmsis_dw_mve_lines_fit): one channel at a time, four output
+ * pixels a vector, per tap a gather of their input bytes and a VMLA by the tap's weight
+ * (mcu_cmsis_dw_mve_lines, below).
+ *
+ * Pixel path (every other layer it takes): output pixel by pixel, its taps at fixed offsets from its
  * window's first input byte (a border pixel's own offsets, a tap outside the input reaching a pad
  * row of the input zero point in scratch), then its channels sixteen (then twelve with a
  * multiple-of-four depth multiplier, or eight, then four) at a time in vectors of four 32-bit
