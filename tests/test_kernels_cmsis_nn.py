@@ -424,8 +424,8 @@ CASES = {
     "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
     "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
     # K x 1 / 1 x K depthwise, Helium's line path: the inside rows in one raster run (K x 1), the
-    # border columns rewritten after the run (1 x K), per line (strides), along the filter (short
-    # maps), 3 / 5 / 9 taps with zero taps padding, dilation, odd channels and widths (tails)
+    # border columns rewritten after the run (1 x K), per line (strides), 3 / 5 / 9 taps with zero
+    # taps padding, dilation, odd channels and widths (tails); 1-D maps keep the pixel path
     "dw5x1_c24_same_raster": lambda r: dwconv(r, (12, 9), 24, 1, (5, 1)),
     "dw1x5_c13_same_raster": lambda r: dwconv(r, (7, 10), 13, 1, (1, 5), act="RELU6"),
     "dw3x1_c7_valid": lambda r: dwconv(r, (9, 6), 7, 1, (3, 1), padding="VALID"),

@@ -708,8 +708,7 @@ enum { MCU_DW_LINES_OUT = 1, MCU_DW_LINES_PLANE, MCU_DW_LINES_RING }; /* mcu_cms
     step, the windows from the first inside the input along A to the last go as one run (for 1 x K
     those of the border columns between them with the inside taps' weights, rewritten after), then
     each border line (a row for K x 1, a column for 1 x K) with its taps inside; elsewhere every
-    line goes on its own, or, when fewer than four outputs lie across A (and every window lies
-    inside the input), each line along A in one run. */
+    line goes on its own. */
 __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                                              const int8_t *weights, const int32_t *bias,
                                                              const int32_t *folded_bias, const int32_t *multiplier,
@@ -737,7 +736,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
     /* the windows inside the input along A: [j0, j1) */
     const int32_t top = l.len - 1 - (l.taps - 1) * l.dil + pad;
     const int32_t j0 = (pad + sa - 1) / sa, j1 = top < 0 ? j0 : top / sa + 1 < na ? top / sa + 1 : na;
-    const int along = nb < 4, raster = !along && !ring && j1 > j0 && p->stride_h * in_row == p->out_w * px_in;
+    const int raster = !ring && j1 > j0 && p->stride_h * in_row == p->out_w * px_in;
     for (int32_t c = 0; c < out_c; c++) {
         const int32_t s = shift[c];
         l.left = s > 0 ? s : 0;
@@ -761,21 +760,16 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
             mcu_cmsis_dw_mve_line_run(&l, a_first, l.ref + (uintptr_t)(a_first * l.a_in), n, output + j0 * a_out + c,
                                       px_in, out_c);
         }
-        for (int32_t q = 0; q < (along ? nb : 1); q++) {
-            for (int32_t j = raster && j0 == 0 ? j1 : 0; j < na; j = raster && j + 1 == j0 ? j1 : j + 1) {
-                const int32_t a0 = j * sa - pad;
-                const uintptr_t x0 = l.ref + (uintptr_t)(q * b_in + a0 * l.a_in);
-                int8_t *out = output + q * b_out + j * a_out + c;
-                if (along) { /* lanes along A, every window inside (mcu_cmsis_dw_mve_lines_fit) */
-                    mcu_cmsis_dw_mve_line_run(&l, a0, x0, na, out, sa * l.a_in, a_out);
-                    break;
-                } else if (!ring) { /* lanes across A */
-                    mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, out, b_in, b_out);
-                } else { /* in place: line j into the ring, line j - pad (its input no longer read) out */
-                    mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, buf + j % (pad + 1) * nb, b_in, 1);
-                    if (j >= pad) {
-                        mcu_cmsis_dw_mve_unplane(buf + (j - pad) % (pad + 1) * nb, nb, b_out, out - pad * a_out);
-                    }
+        for (int32_t j = raster && j0 == 0 ? j1 : 0; j < na; j = raster && j + 1 == j0 ? j1 : j + 1) {
+            const int32_t a0 = j * sa - pad; /* line j: its lanes across A */
+            const uintptr_t x0 = l.ref + (uintptr_t)(a0 * l.a_in);
+            int8_t *out = output + j * a_out + c;
+            if (!ring) {
+                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, out, b_in, b_out);
+            } else { /* in place: line j into the ring, line j - pad (its input no longer read) out */
+                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, buf + j % (pad + 1) * nb, b_in, 1);
+                if (j >= pad) {
+                    mcu_cmsis_dw_mve_unplane(buf + (j - pad) % (pad + 1) * nb, nb, b_out, out - pad * a_out);
                 }
             }
         }
@@ -804,11 +798,9 @@ __attribute__((noinline)) static int mcu_cmsis_dw_mve_lines_fit(const mcu_cmsis_
     if (!(vertical || horizontal)) {
         return 0;
     }
-    const int32_t nb = vertical ? p->out_w : p->out_h, na = vertical ? p->out_h : p->out_w;
-    const int32_t sa = vertical ? p->stride_h : p->stride_w, dil = vertical ? p->dil_h : p->dil_w;
-    if (nb < 4 && ((vertical ? p->pad_top : p->pad_left) > 0 ||
-                   (na - 1) * sa + (taps - 1) * dil >= (vertical ? p->in_h : p->in_w))) {
-        return 0; /* lanes along the filter with border windows: the pixel path is cheaper */
+    const int32_t nb = vertical ? p->out_w : p->out_h, sa = vertical ? p->stride_h : p->stride_w;
+    if (nb < 4) {
+        return 0; /* fewer than four outputs across the filter (1-D maps): the pixel path is cheaper */
     }
     const uintptr_t in0 = (uintptr_t)input, in1 = in0 + (uintptr_t)(p->in_h * p->in_w * p->in_c);
     const uintptr_t out0 = (uintptr_t)output, out1 = out0 + (uintptr_t)(p->out_h * p->out_w * p->out_c);
@@ -824,7 +816,7 @@ __attribute__((noinline)) static int mcu_cmsis_dw_mve_lines_fit(const mcu_cmsis_
         return MCU_DW_LINES_PLANE;
     }
     const int same = sa == 1 && p->in_h == p->out_h && p->in_w == p->out_w;
-    return nb >= 4 && same && (pad + 1) * nb <= room ? MCU_DW_LINES_RING : 0;
+    return same && (pad + 1) * nb <= room ? MCU_DW_LINES_RING : 0;
 }
 #endif
 
