@@ -780,7 +780,8 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
 }
 
 /** How the line path (mcu_cmsis_dw_mve_lines) takes the layer, 0 if it does not: a K x 1 or 1 x K
-    filter (2 <= K <= 9), depth multiplier 1, no padding across the filter; the output apart from
+    filter (2 <= K <= 9), depth multiplier 1, no padding across the filter and at least four
+    outputs across it (1-D maps keep the pixel path, as fast there); the output apart from
     the input (MCU_DW_LINES_OUT: the path goes channel by channel over the whole map), or exactly over
     it (p->lag) with room in the ring's scratch for one channel's input, copied there first
     (MCU_DW_LINES_PLANE), or else, stride 1 along the filter and a map of the input's size, for
