@@ -271,7 +271,10 @@ def depthwise_orders(p: Mapping[str, Any]) -> list[Order]:
     path: the rows above pixel by pixel, each band of rows channel by channel over every column
     (one block reading all its windows and writing all its pixels, interleaved), the rows below
     pixel by pixel. With a lag (row-lagged in place): the pixel paths through their ring, Helium's
-    column path not taken; the DSP line sweeps byte by byte (_line_sweep)."""
+    column path not taken; the DSP line sweeps byte by byte (_line_sweep). Helium's line path (K x 1
+    and 1 x K filters) needs no order here: the kernel takes it only for an output apart from the
+    input or, with a lag, exactly over it (each channel's input copied, or its output lines held,
+    in scratch until no later line reads the input under them), and checks that at run time."""
     if p["in_c"] == 1:
         return [_everything(p, "one input channel")]
     lag = p.get("lag", 0)

@@ -432,6 +432,18 @@ CASES = {
     "dw1x5_c8_wide": lambda r: dwconv(r, (8, 20), 8, 1, (1, 5)),
     "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
     "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
+    # K x 1 / 1 x K depthwise, Helium's line path: the inside rows in one raster run (K x 1), the
+    # border columns rewritten after the run (1 x K), per line (strides), 3 / 5 / 9 taps with zero
+    # taps padding, dilation, odd channels and widths (tails); 1-D maps keep the pixel path
+    "dw5x1_c24_same_raster": lambda r: dwconv(r, (12, 9), 24, 1, (5, 1)),
+    "dw1x5_c13_same_raster": lambda r: dwconv(r, (7, 10), 13, 1, (1, 5), act="RELU6"),
+    "dw3x1_c7_valid": lambda r: dwconv(r, (9, 6), 7, 1, (3, 1), padding="VALID"),
+    "dw1x7_c5_dil2": lambda r: dwconv(r, (6, 19), 5, 1, (1, 7), dil=(1, 2)),
+    "dw1x8_c32_one_row": lambda r: dwconv(r, (1, 49), 32, 1, (1, 8), padding="VALID"),
+    "dw7x1_c6_s2": lambda r: dwconv(r, (15, 5), 6, 1, (7, 1), stride=(2, 2)),
+    "dw2x1_c4_nobias": lambda r: dwconv(r, (5, 4), 4, 1, (2, 1), bias=False),
+    "dw1x3_c9_s1x2": lambda r: dwconv(r, (5, 11), 9, 1, (1, 3), stride=(1, 2)),
+    "dw9x1_c3_short": lambda r: dwconv(r, (6, 2), 3, 1, (9, 1)),
     # the pair layout (DSP, 3x3 stride 1 along lines, an even number of positions along them): a
     # partial group after it, valid padding, stride and dilation across lines, columns with an
     # overlapping last block
@@ -902,6 +914,7 @@ def test_case_list_reaches_every_kernel():
 def case_sets(name: str):
     """(KernelCall, input sets, in-place flags) of a case: random inputs, every input at -128, every
     input at 127, and for element-wise kernels the first set again with the output over input 1."""
+    name, lagged, _ = name.partition("#lagged")
     name, chunked, _ = name.partition("#chunked")
     _, _, kc = case_data(name)
     rng = np.random.default_rng(zlib.crc32(name.partition("@")[0].encode()) + 2)
@@ -909,6 +922,10 @@ def case_sets(name: str):
     sets += [[np.full(t.shape, v, np.int8) for t in kc.inputs] for v in (-128, 127)]
     if chunked:  # `<case>#chunked`: with the overlap's chunk, every set's output exactly over its input
         return dataclasses.replace(kc, params={**kc.params, **dict(kc.overlap.needs)}), sets, [True] * len(sets)
+    if lagged:  # `<case>#lagged`: a depthwise case row-lagged, every set's output exactly over its input
+        over = cmsis_depthwise.in_place(kc.params)
+        v = dataclasses.replace(kc, params={**kc.params, **dict(over.needs)}, scratch_bytes=over.scratch_bytes)
+        return v, sets, [True] * len(sets)
     inplace = [False] * len(sets)
     if kc.in_place:
         sets.append(sets[0])
@@ -1115,6 +1132,15 @@ def chunked_1x1() -> list[str]:
             if kc.function == "mcu_cmsis_conv2d_1x1_s8" and over is not None and over.needs and over.max_shift >= 0:
                 out.append(f"{name}@{isa}#chunked")
     return out
+
+
+def lagged_depthwise(isa: str) -> list[str]:
+    """`<case>@<isa>#lagged` for every depthwise case that may run row-lagged in place
+    (planner/targets/cmsis_nn/depthwise.py's in_place): on Helium the pixel path through its ring, or
+    the line path copying each channel's input into scratch first (K x 1 with room for it)."""
+    return [f"{name}@{isa}#lagged" for name in sorted(CASES)
+            if case_data(name)[2].function == "mcu_cmsis_dwconv2d_s8"
+            and cmsis_depthwise.in_place(case_data(name)[2].params) is not None]
 
 
 def test_c_kernel_1x1_chunks_in_place(harness):
@@ -1379,13 +1405,14 @@ def batches(names: list[str], limit: int) -> list[list[str]]:
 def test_kernels_on_qemu(cpu, tmp_path):
     """Every kernel case built for the core (DSP path on the M4 with the real instructions, Helium
     path on the M55) and run on QEMU: outputs equal the kernel models; the 1x1 cases whose output may
-    lie over their input with a chunk also run so (chunked_1x1)."""
+    lie over their input with a chunk also run so (chunked_1x1), and the depthwise cases that may run
+    row-lagged exactly over their input (lagged_depthwise)."""
     missing = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
     machine, fflags, code, ram = QEMU_CPUS[cpu]
     isa = load_board(machine).isa  # the cases as lowered for this core, and as for the others where they differ
-    names = [f"{n}@{isa}" for n in sorted(CASES)] + isa_variants(isa) + chunked_1x1()
+    names = [f"{n}@{isa}" for n in sorted(CASES)] + isa_variants(isa) + chunked_1x1() + lagged_depthwise(isa)
     (tmp_path / "startup.c").write_text(QEMU_STARTUP)
     (tmp_path / "link.ld").write_text(QEMU_LINKER.format(code=code, ram=ram))
     bad: list[str] = []

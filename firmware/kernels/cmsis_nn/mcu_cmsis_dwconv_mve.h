@@ -5,7 +5,11 @@
  * (the rows an output row reads copied into a band, transposed so that each window is one run of
  * bytes; per channel a VMLADAV dot product of the window with the channel's weights).
  *
- * Pixel path (every layer it takes): output pixel by pixel, its taps at fixed offsets from its
+ * Line path (K x 1 and 1 x K filters, mcu_cmsis_dw_mve_lines_fit): one channel at a time, four output
+ * pixels a vector, per tap a gather of their input bytes and a VMLA by the tap's weight
+ * (mcu_cmsis_dw_mve_lines, below).
+ *
+ * Pixel path (every other layer it takes): output pixel by pixel, its taps at fixed offsets from its
  * window's first input byte (a border pixel's own offsets, a tap outside the input reaching a pad
  * row of the input zero point in scratch), then its channels sixteen (then twelve with a
  * multiple-of-four depth multiplier, or eight, then four) at a time in vectors of four 32-bit
@@ -558,6 +562,265 @@ MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_32, 2)
 MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_48, 3)
 #endif
 
+#if !defined(__NO_INLINE__)
+/** Lanes [0, n) of the line path (mcu_cmsis_dw_mve_lines), one output channel, four lanes a vector
+    (tail-predicated), in assembly. TAPS (compile time) taps, tab[2k] / tab[2k + 1]: tap k's weight
+    times 2^left (the requantization's left shift done by the multiply-accumulates, wrapping like
+    TFLM's) and its base address; lane i of a vector reads tap k at base_k + o[i] (a gather), o
+    moving by in_step per vector; bias: the folded bias times 2^left; fix: -1 when the
+    requantization divides (the fix-up's factor), else 0; the lanes' outputs at out + ooff[i], out
+    moving by out_step per vector. */
+static inline __attribute__((always_inline)) void mcu_cmsis_dw_mve_line(const int32_t *tab, int8_t *out, int32_t n,
+                                                                        uint32x4_t o, int32_t in_step,
+                                                                        int32_t out_step, int32_t bias, int32_t fix,
+                                                                        int32_t oo, int32x4_t m, int32x4_t neg_right,
+                                                                        uint32x4_t ooff, int32x4_t lo, int32x4_t hi,
+                                                                        const int TAPS)
+{
+    int32x4_t acc, v;
+    int32_t w, b;
+    __asm__ volatile("dlstp.32 lr, %[n]\n"
+                     "1:\n\t"
+                     "vdup.32 %q[acc], %[bias]\n\t"
+                     ".irp k, 0, 1, 2, 3, 4, 5, 6, 7, 8\n\t"
+                     ".if \\k < %c[taps]\n\t"
+                     "ldrd %[w], %[b], [%[tab], #(8 * \\k)]\n\t"
+                     "vldrb.s32 %q[v], [%[b], %q[o]]\n\t"
+                     "vmla.s32 %q[acc], %q[v], %[w]\n\t"
+                     ".endif\n\t"
+                     ".endr\n\t"
+                     "vqrdmulh.s32 %q[acc], %q[acc], %q[m]\n\t"
+                     "vshr.u32 %q[v], %q[acc], #31\n\t"
+                     "vmla.s32 %q[acc], %q[v], %[fix]\n\t"
+                     "vrshl.s32 %q[acc], %q[acc], %q[nr]\n\t"
+                     "vadd.i32 %q[acc], %q[acc], %[oo]\n\t"
+                     "vmax.s32 %q[acc], %q[acc], %q[lo]\n\t"
+                     "vmin.s32 %q[acc], %q[acc], %q[hi]\n\t"
+                     "vstrb.32 %q[acc], [%[out], %q[ooff]]\n\t"
+                     "vadd.i32 %q[o], %q[o], %[is]\n\t"
+                     "add %[out], %[out], %[os]\n\t"
+                     "letp lr, 1b\n"
+                     : [acc] "=&w"(acc), [v] "=&w"(v), [w] "=&r"(w), [b] "=&r"(b), [o] "+w"(o), [out] "+r"(out)
+                     : [n] "r"(n), [tab] "r"(tab), [bias] "r"(bias), [fix] "r"(fix), [oo] "r"(oo), [is] "r"(in_step),
+                       [os] "r"(out_step), [m] "w"(m), [nr] "w"(neg_right), [ooff] "w"(ooff), [lo] "w"(lo),
+                       [hi] "w"(hi), [taps] "i"(TAPS)
+                     : "lr", "memory");
+}
+
+#define MCU_DW_LINE_TAPS 9 /* the line path's most taps */
+
+/** The line path's layer (mcu_cmsis_dw_mve_lines) and channel: the taps run along axis A (rows for
+    a K x 1 filter, columns for 1 x K); the other axis, B, has one tap and no padding. */
+struct mcu_cmsis_dw_line {
+    const mcu_cmsis_dw_conv_params *p;
+    int32_t taps, ntab, dil, len;       /* taps along A, rounded up to 3, 5 or 9; dilation; input length */
+    int32_t a_in;                       /* input bytes from one position along A to the next */
+    int32_t bias, folded, left, fix;    /* the channel's bias, folded bias times 2^left, fix-up factor */
+    int32x4_t m, neg_right, lo, hi;     /* its multiplier and right shift (<= 0); the clamp */
+    uintptr_t ref;                      /* input + channel */
+    int32_t full[2 * MCU_DW_LINE_TAPS]; /* its taps for windows inside */
+};
+typedef struct mcu_cmsis_dw_line mcu_cmsis_dw_line; /* not a parameter struct */
+
+/** Channel lanes [0, n), lane i's window at x0 + i * lane_in (its tap 0's address; outside the
+    input for a border window) and output at out + i * lane_out, every lane's window starting at
+    position a0 along A: a window inside takes the channel's taps (l->full); else the taps inside
+    with their weights, those outside weighing 0 at the input's nearest position along A, the bias
+    folded over the taps inside. Not inlined: one copy of each assembly loop. */
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_line_run(const mcu_cmsis_dw_line *l, int32_t a0, uintptr_t x0,
+                                                                int32_t n, int8_t *out, int32_t lane_in,
+                                                                int32_t lane_out)
+{
+    int32_t edge[2 * MCU_DW_LINE_TAPS];
+    const int32_t *tab = l->full;
+    int32_t folded = l->folded;
+    const int32_t dil = l->dil, taps = l->taps, last = l->len - 1;
+    if (a0 < 0 || a0 + (taps - 1) * dil > last) { /* locals: the stores to edge could alias *l */
+        const int32_t off = l->p->input_offset, ntab = l->ntab, a_in = l->a_in;
+        const int32_t *const full = l->full;
+        const uintptr_t ref = l->ref;
+        int32_t f = (int32_t)((uint32_t)l->bias << l->left);
+        int32_t k = 0;
+        for (int32_t a = a0; k < taps; k++, a += dil) {
+            const int32_t near = a < 0 ? 0 : a > last ? last : a;
+            const int32_t w = near == a ? full[2 * k] : 0;
+            edge[2 * k] = w;
+            edge[2 * k + 1] = (int32_t)(ref + (uintptr_t)((near - a0) * a_in));
+            f += off * w;
+        }
+        for (; k < ntab; k++) { /* the padding taps */
+            edge[2 * k] = 0;
+            edge[2 * k + 1] = edge[1];
+        }
+        folded = f;
+        tab = edge;
+    }
+    const uint32x4_t lanes = vidupq_n_u32(0, 1);
+    const uint32x4_t o = vaddq_n_u32(vmulq_n_u32(lanes, (uint32_t)lane_in), (uint32_t)(x0 - l->ref));
+    const uint32x4_t ooff = vmulq_n_u32(lanes, (uint32_t)lane_out);
+    const int32_t is = 4 * lane_in, os = 4 * lane_out, oo = l->p->output_offset, fix = l->fix;
+    if (l->ntab == 3) {
+        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, l->m, l->neg_right, ooff, l->lo, l->hi, 3);
+    } else if (l->ntab == 5) {
+        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, l->m, l->neg_right, ooff, l->lo, l->hi, 5);
+    } else {
+        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, l->m, l->neg_right, ooff, l->lo, l->hi, 9);
+    }
+}
+
+/** The n bytes src[i * step] to plane[i], eight at a time (a gather with 16-bit offsets), in assembly. */
+static inline void mcu_cmsis_dw_mve_plane(const int8_t *src, int32_t n, int32_t step, int8_t *plane)
+{
+    const uint16x8_t at = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)step);
+    int16x8_t v;
+    __asm__ volatile("dlstp.16 lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrb.s16 %q[v], [%[src], %q[at]]\n\t"
+                     "vstrb.16 %q[v], [%[dst]], #8\n\t"
+                     "add %[src], %[src], %[s8]\n\t"
+                     "letp lr, 1b\n"
+                     : [v] "=&w"(v), [src] "+r"(src), [dst] "+r"(plane)
+                     : [n] "r"(n), [at] "w"(at), [s8] "r"(8 * step)
+                     : "lr", "memory");
+}
+
+/** The n bytes src[i] to dst[i * step], eight at a time (a scatter with 16-bit offsets), in assembly. */
+static inline void mcu_cmsis_dw_mve_unplane(const int8_t *src, int32_t n, int32_t step, int8_t *dst)
+{
+    const uint16x8_t at = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)step);
+    int16x8_t v;
+    __asm__ volatile("dlstp.16 lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrb.s16 %q[v], [%[src]], #8\n\t"
+                     "vstrb.16 %q[v], [%[dst], %q[at]]\n\t"
+                     "add %[dst], %[dst], %[s8]\n\t"
+                     "letp lr, 1b\n"
+                     : [v] "=&w"(v), [src] "+r"(src), [dst] "+r"(dst)
+                     : [n] "r"(n), [at] "w"(at), [s8] "r"(8 * step)
+                     : "lr", "memory");
+}
+
+enum { MCU_DW_LINES_OUT = 1, MCU_DW_LINES_PLANE, MCU_DW_LINES_RING }; /* mcu_cmsis_dw_mve_lines' modes */
+
+/** K x 1 and 1 x K filters (mcu_cmsis_dw_mve_lines_fit): one channel at a time, four output
+    pixels a vector, each tap a gather of their four input bytes and one VMLA by the tap's weight
+    (mcu_cmsis_dw_mve_line). Where the output pixels in raster order read the input at an even
+    step, the windows from the first inside the input along A to the last go as one run (for 1 x K
+    those of the border columns between them with the inside taps' weights, rewritten after), then
+    each border line (a row for K x 1, a column for 1 x K) with its taps inside; elsewhere every
+    line goes on its own. */
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                                             const int8_t *weights, const int32_t *bias,
+                                                             const int32_t *folded_bias, const int32_t *multiplier,
+                                                             const int32_t *shift, int8_t *buf, int mode,
+                                                             int8_t *output)
+{
+    const int vertical = p->k_w == 1; /* A: the rows (K x 1), else the columns (1 x K) */
+    const int plane = mode == MCU_DW_LINES_PLANE, ring = mode == MCU_DW_LINES_RING;
+    const int32_t in_c = plane ? 1 : p->in_c; /* in place: each channel's input copied into buf first */
+    const int32_t in_row = p->in_w * in_c, out_row = p->out_w * p->out_c, out_c = p->out_c;
+    const int32_t na = vertical ? p->out_h : p->out_w, nb = vertical ? p->out_w : p->out_h;
+    const int32_t sa = vertical ? p->stride_h : p->stride_w, pad = vertical ? p->pad_top : p->pad_left;
+    const int32_t a_out = vertical ? out_row : out_c, b_out = vertical ? out_c : out_row;
+    const int32_t b_in = vertical ? p->stride_w * in_c : p->stride_h * in_row;
+    const int32_t px_in = p->stride_w * in_c; /* raster order: from one pixel to the next */
+    mcu_cmsis_dw_line l;
+    l.p = p;
+    l.taps = p->k_h * p->k_w;
+    l.ntab = l.taps <= 3 ? 3 : l.taps <= 5 ? 5 : 9;
+    l.dil = vertical ? p->dil_h : p->dil_w;
+    l.len = vertical ? p->in_h : p->in_w;
+    l.a_in = vertical ? in_row : in_c;
+    l.lo = vdupq_n_s32(p->act_min);
+    l.hi = vdupq_n_s32(p->act_max);
+    /* the windows inside the input along A: [j0, j1) */
+    const int32_t top = l.len - 1 - (l.taps - 1) * l.dil + pad;
+    const int32_t j0 = (pad + sa - 1) / sa, j1 = top < 0 ? j0 : top / sa + 1 < na ? top / sa + 1 : na;
+    const int raster = !ring && j1 > j0 && p->stride_h * in_row == p->out_w * px_in;
+    for (int32_t c = 0; c < out_c; c++) {
+        const int32_t s = shift[c];
+        l.left = s > 0 ? s : 0;
+        l.fix = s < 0 ? -1 : 0;
+        l.m = vdupq_n_s32(multiplier[c]);
+        l.neg_right = vdupq_n_s32(s > 0 ? 0 : s);
+        l.bias = bias[c];
+        l.folded = (int32_t)((uint32_t)folded_bias[c] << l.left);
+        l.ref = (uintptr_t)input + (uintptr_t)c;
+        if (plane) {
+            mcu_cmsis_dw_mve_plane(input + c, p->in_h * p->in_w, p->in_c, buf);
+            l.ref = (uintptr_t)buf;
+        }
+        for (int32_t k = 0; k < l.ntab; k++) {
+            l.full[2 * k] = k < l.taps ? (int32_t)((uint32_t)weights[k * out_c + c] << l.left) : 0;
+            l.full[2 * k + 1] = (int32_t)(l.ref + (uintptr_t)(k < l.taps ? k * l.dil * l.a_in : 0));
+        }
+        const int32_t a_first = j0 * sa - pad;
+        if (raster) { /* the first window inside to the last, in raster order */
+            const int32_t n = vertical ? (j1 - j0) * nb : (nb - 1) * p->out_w + j1 - j0;
+            mcu_cmsis_dw_mve_line_run(&l, a_first, l.ref + (uintptr_t)(a_first * l.a_in), n, output + j0 * a_out + c,
+                                      px_in, out_c);
+        }
+        for (int32_t j = raster && j0 == 0 ? j1 : 0; j < na; j = raster && j + 1 == j0 ? j1 : j + 1) {
+            const int32_t a0 = j * sa - pad; /* line j: its lanes across A */
+            const uintptr_t x0 = l.ref + (uintptr_t)(a0 * l.a_in);
+            int8_t *out = output + j * a_out + c;
+            if (!ring) {
+                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, out, b_in, b_out);
+            } else { /* in place: line j into the ring, line j - pad (its input no longer read) out */
+                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, buf + j % (pad + 1) * nb, b_in, 1);
+                if (j >= pad) {
+                    mcu_cmsis_dw_mve_unplane(buf + (j - pad) % (pad + 1) * nb, nb, b_out, out - pad * a_out);
+                }
+            }
+        }
+        for (int32_t j = na - pad > 0 ? na - pad : 0; ring && j < na; j++) {
+            mcu_cmsis_dw_mve_unplane(buf + j % (pad + 1) * nb, nb, b_out, output + j * a_out + c);
+        }
+    }
+}
+
+/** How the line path (mcu_cmsis_dw_mve_lines) takes the layer, 0 if it does not: a K x 1 or 1 x K
+    filter (2 <= K <= 9), depth multiplier 1, no padding across the filter and at least four
+    outputs across it (1-D maps keep the pixel path, as fast there); the output apart from
+    the input (MCU_DW_LINES_OUT: the path goes channel by channel over the whole map), or exactly over
+    it (p->lag) with room in the ring's scratch for one channel's input, copied there first
+    (MCU_DW_LINES_PLANE), or else, stride 1 along the filter and a map of the input's size, for
+    pad + 1 lines of one channel's output, each written to its place once no later line reads the
+    input under it (MCU_DW_LINES_RING). */
+__attribute__((noinline)) static int mcu_cmsis_dw_mve_lines_fit(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                             const int8_t *output)
+{
+    const int32_t taps = p->k_h * p->k_w;
+    if ((p->k_h != 1 && p->k_w != 1) || p->depth_multiplier != 1 || taps < 2 || taps > MCU_DW_LINE_TAPS) {
+        return 0;
+    }
+    const int vertical = p->k_w == 1 && p->pad_left == 0 && (p->out_w - 1) * p->stride_w < p->in_w;
+    const int horizontal = p->k_h == 1 && p->pad_top == 0 && (p->out_h - 1) * p->stride_h < p->in_h;
+    if (!(vertical || horizontal)) {
+        return 0;
+    }
+    const int32_t nb = vertical ? p->out_w : p->out_h, sa = vertical ? p->stride_h : p->stride_w;
+    if (nb < 4) {
+        return 0; /* fewer than four outputs across the filter (1-D maps): the pixel path is cheaper */
+    }
+    const uintptr_t in0 = (uintptr_t)input, in1 = in0 + (uintptr_t)(p->in_h * p->in_w * p->in_c);
+    const uintptr_t out0 = (uintptr_t)output, out1 = out0 + (uintptr_t)(p->out_h * p->out_w * p->out_c);
+    if (p->lag == 0) {
+        return out1 <= in0 || in1 <= out0 ? MCU_DW_LINES_OUT : 0;
+    }
+    const int32_t room = MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES(8 * taps + p->in_c, p->lag, p->out_c);
+    const int32_t pad = vertical ? p->pad_top : p->pad_left, b_out = vertical ? p->out_c : p->out_w * p->out_c;
+    if (out0 != in0 || 7 * p->in_c >= 65536 || 7 * b_out >= 65536) { /* 16-bit gather / scatter offsets */
+        return 0;
+    }
+    if (p->in_h * p->in_w <= room) {
+        return MCU_DW_LINES_PLANE;
+    }
+    const int same = sa == 1 && p->in_h == p->out_h && p->in_w == p->out_w;
+    return same && (pad + 1) * nb <= room ? MCU_DW_LINES_RING : 0;
+}
+#endif
+
 /** Whether the one-input-channel path takes the layer: up to 48 taps, a window's bytes within 255
     of its first in the band, and the band's scatter offsets (15 * k_h) under 256. */
 static inline int mcu_cmsis_dw_mve_in1_fits(const mcu_cmsis_dw_conv_params *p)
@@ -590,6 +853,12 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
         const int32_t nv = (p->k_h * p->k_w + 15) / 16;
         (nv == 1 ? mcu_cmsis_dw_mve_in1_16 : nv == 2 ? mcu_cmsis_dw_mve_in1_32 : mcu_cmsis_dw_mve_in1_48)(
             p, input, weights, folded_bias, multiplier, shift, scratch, output);
+        return 1;
+    }
+    const int lines = (p->k_h == 1 || p->k_w == 1) ? mcu_cmsis_dw_mve_lines_fit(p, input, output) : 0;
+    if (lines) {
+        mcu_cmsis_dw_mve_lines(p, input, weights, bias, folded_bias, multiplier, shift, (int8_t *)(void *)scratch,
+                               lines, output);
         return 1;
     }
 #endif
