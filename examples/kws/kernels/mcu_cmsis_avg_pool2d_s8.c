@@ -2,7 +2,7 @@
  * int8 average pool (TFLM's reference AveragePool): the int32 sum of the window's elements that
  * lie inside the input, divided by their count rounding half away from zero, then clamped.
  *
- * DSP path: four channels at a time when the window holds at most 256 elements: SXTAB16 adds
+ * DSP path: eight, then four channels at a time when the window holds at most 256 elements: SXTAB16 adds
  * lanes (0, 2) and (1, 3) of each input word into two 16-bit lane pairs, which cannot overflow
  * (256 * [-128, 127] fits in int16). MVE path: eight channels at a time in 16-bit lanes under the
  * same condition, the rest through the paths below.
@@ -64,6 +64,24 @@ void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input
 #if defined(MCU_CMSIS_USE_DSP)
             if (count <= 256) {
                 const int32_t run = x_end - x_start; /* each window row: `run` pixels ch bytes apart */
+                for (; c + 8 <= ch; c += 8) { /* eight channels: two words per pixel */
+                    int32_t s02 = 0, s13 = 0, s46 = 0, s57 = 0;
+                    for (int32_t y = y_start; y < y_end; y++) {
+                        const int8_t *px = input + (base + (y * in_w + x_start) * ch + c);
+                        for (int32_t x = 0; x < run; x++, px += ch) {
+                            const int32_t v = mcu_read_s8x4(px), w = mcu_read_s8x4(px + 4);
+                            s02 = mcu_sxtab16(s02, v);
+                            s13 = mcu_sxtab16_ror8(s13, v);
+                            s46 = mcu_sxtab16(s46, w);
+                            s57 = mcu_sxtab16_ror8(s57, w);
+                        }
+                    }
+                    const int32_t sums[8] = {lane(s02, 0), lane(s13, 0), lane(s02, 1), lane(s13, 1),
+                                             lane(s46, 0), lane(s57, 0), lane(s46, 1), lane(s57, 1)};
+                    for (int32_t j = 0; j < 8; j++) {
+                        out[c + j] = average(sums[j], count, act_min, act_max);
+                    }
+                }
                 for (; c + 4 <= ch; c += 4) {
                     int32_t sum02 = 0, sum13 = 0;
                     for (int32_t y = y_start; y < y_end; y++) {
