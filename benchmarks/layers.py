@@ -25,7 +25,9 @@ nearest 3x3 layer stands for other filter sizes too (stated in the table). Two k
 wrapper takes (arm_depthwise_conv_wrapper_s8): a depthwise layer with one input channel runs, on
 the M4, depthwise_conv_s8_mult_4 (issue 16 measured it at 4.6 instructions per MAC) and, on the
 M55, the conversion to a convolution (matched to the closest measured convolution); other depth
-multipliers run CMSIS-NN's scalar kernel (no figure: marked n/a).
+multipliers run CMSIS-NN's scalar kernel (no figure: marked n/a). A convolution with one window over
+its whole input (a classifier head after a global pool: one input row times the weights, which
+mcuforge computes with its fully connected kernel) is matched to the peer's fully connected layers.
 """
 
 from __future__ import annotations
@@ -130,7 +132,9 @@ def model_rows(name: str, path: Path, board: str) -> tuple[list[str], dict]:
             continue
         f = layer_features(kc)
         f["dw_as_conv"] = op == "DEPTHWISE_CONV_2D" and f["in_c"] == 1
-        label, peer_ipm = match(op, f, board)
+        fc_conv = op == "CONV_2D" and kc.function == "mcu_cmsis_fully_connected_s8"  # one window: an FC layer
+        label, peer_ipm = match("FULLY_CONNECTED" if fc_conv else op, f, board)
+        label += " (as the fully connected layer it is)" if fc_conv else ""
         ours = L[r["unit"]]
         ratio = ours / (peer_ipm * L["macs"]) if peer_ipm else None
         if peer_ipm:
