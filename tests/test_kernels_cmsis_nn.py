@@ -396,6 +396,13 @@ CASES = {
     # past it (the plain layout)
     "conv_3x3_ic16_oc8_offset": lambda r: conv(r, (6, 5), 16, 8, (3, 3)),
     "conv_1x1_ic256_oc8_offset": lambda r: conv(r, (3, 3), 256, 8, (1, 1)),
+    # the offset layout's dense blocks (the assembly widens and sums them, one call for the layer):
+    # KWS's shape, a short last block (one or two pixels), fewer pixels than a block, an odd row
+    # count (its last row off the assembly), K % 8 != 0 (the loop entered mid-body)
+    "conv_1x1_ic64_oc64_offset_blocks": lambda r: conv(r, (5, 5), 64, 64, (1, 1)),
+    "conv_1x1_ic52_oc8_offset_short_block": lambda r: conv(r, (2, 5), 52, 8, (1, 1)),
+    "conv_1x1_ic48_oc6_offset_2px": lambda r: conv(r, (1, 2), 48, 6, (1, 1)),
+    "conv_1x1_ic96_oc7_offset_odd_rows": lambda r: conv(r, (4, 2), 96, 7, (1, 1)),
     "conv_1x1_ic516_oc6_offset_bound": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1, 3)),
     "conv_1x1_ic520_oc5_plain_bound": lambda r: saturated(conv(r, (2, 2), 520, 5, (1, 1)), (1,)),
     # depthwise 3x3 fast path: interior and padded borders, channel tails

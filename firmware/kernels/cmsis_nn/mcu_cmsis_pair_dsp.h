@@ -514,6 +514,48 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
    requantization takes without its LSL (2 * acc fits: the records' proof). With job->x (the 1x1
    kernel's consecutive pixels, dense_blocks) the routine runs job->blocks blocks, widening each
    block's three pixels itself: one call for the layer, no C between blocks. */
+/* The runs of dense blocks (job->x; mcu_pair_rows3_asm_wide, mcu_pair_rows3_asm_offset): at the
+   routine's start, with job->x to the block's widening at label 5 (r2: its first pixel); after a
+   block's last pair, another block (its outputs d2 after this one's end, the pairs from the first)
+   or the return; at label 5 r3 the pixels' spacing, r4 the block, r12 the first pixel's end, job->x
+   the next block's first pixel. */
+#define MCU_PAIR_ABLOCKS_ENTRY                                                                                     \
+    "ldr r2, [r0, #64]\n\t"                                                                                       \
+    "cmp r2, #0\n\t"                                                                                              \
+    "bne 5f\n\t"
+#define MCU_PAIR_ABLOCKS_END                                                                                       \
+    "ldr r8, [r0, #76]\n\t"                                                                                       \
+    "subs r8, r8, #1\n\t"                                                                                         \
+    "bgt 8f\n\t" MCU_PAIR_ARETURN
+#define MCU_PAIR_ABLOCKS_NEXT                                                                                      \
+    "8:\n\t"                                                                                                      \
+    "str r8, [r0, #76]\n\t"                                                                                       \
+    "ldr r9, [r0, #0]\n\t"                                                                                        \
+    "ldr r10, [r0, #80]\n\t"                                                                                      \
+    "ldr r11, [r0, #88]\n\t"                                                                                      \
+    "ldr r1, [r0, #84]\n\t"                                                                                       \
+    "add r12, r12, r9\n\t"                                                                                        \
+    "str r12, [r0, #8]\n\t"                                                                                       \
+    "str r10, [r0, #12]\n\t"                                                                                      \
+    "str r11, [r0, #20]\n\t"                                                                                      \
+    "ldr r2, [r0, #64]\n\t"                                                                                       \
+    "5:\n\t"                                                                                                      \
+    "ldr r3, [r0, #68]\n\t"                                                                                       \
+    "ldr r4, [r0, #72]\n\t"                                                                                       \
+    "add r12, r2, r3\n\t"                                                                                         \
+    "add r8, r12, r3, lsl #1\n\t"                                                                                 \
+    "str r8, [r0, #64]\n\t"
+/* The offset layout's widening of one pixel's word X (mcu_pair_put4: words (x0, x1) at byte LO of
+   the block, (x2, x3) at LO + 12) and its sum into S (r1: 0x00010001); r11, lr scratch. */
+#define MCU_PAIR_AOPUT4_(X, S, LO)                                                                                 \
+    "sxtb16 r11, " X "\n\t"                                                                                        \
+    "sxtb16 " X ", " X ", ror #8\n\t"                                                                               \
+    "smlad " S ", r11, r1, " S "\n\t"                                                                              \
+    "smlad " S ", " X ", r1, " S "\n\t"                                                                             \
+    "pkhtb lr, " X ", r11, asr #16\n\t"                                                                            \
+    "pkhbt r11, r11, " X ", lsl #16\n\t"                                                                           \
+    "str r11, [r4, #" #LO "]\n\t"                                                                                  \
+    "str lr, [r4, #(" #LO " + 12)]\n\t"
 #define MCU_PAIR_WIDE_STEPS 24
 #define MCU_PAIR_AWSTEPS_0_11                                                                                      \
     MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
@@ -530,9 +572,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
-                     "ldr r2, [r0, #64]\n\t" /* job->x: the blocks' loop below */
-                     "cmp r2, #0\n\t"
-                     "bne 5f\n\t"
+                     MCU_PAIR_ABLOCKS_ENTRY
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
@@ -549,29 +589,10 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      ".balign 4\n"
                      "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_23
                      "str r1, [r0, #16]\n\t"
-                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW)
-                     "ldr r8, [r0, #76]\n\t" /* another block? */
-                     "subs r8, r8, #1\n\t"
-                     "bgt 8f\n\t"
-                     MCU_PAIR_ARETURN
-                     "8:\n\t" /* the next block: its outputs d2 after this one's end, the pairs from the first */
-                     "str r8, [r0, #76]\n\t"
-                     "ldr r9, [r0, #0]\n\t"
-                     "ldr r10, [r0, #80]\n\t"
-                     "ldr r11, [r0, #88]\n\t"
-                     "ldr r1, [r0, #84]\n\t"
-                     "add r12, r12, r9\n\t"
-                     "str r12, [r0, #8]\n\t"
-                     "str r10, [r0, #12]\n\t"
-                     "str r11, [r0, #20]\n\t"
-                     "ldr r2, [r0, #64]\n\t"
-                     "5:\n\t" /* a block's three pixels from r2 widened, a group of four values of each per pass
-                                  (mcu_pair_put4_lanes' order, one STM), then its pairs */
-                     "ldr r3, [r0, #68]\n\t"
-                     "ldr r4, [r0, #72]\n\t"
-                     "add r12, r2, r3\n\t"
-                     "add r8, r12, r3, lsl #1\n\t"
-                     "str r8, [r0, #64]\n\t"
+                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW) MCU_PAIR_ABLOCKS_END
+                     MCU_PAIR_ABLOCKS_NEXT
+                     /* a block's three pixels from r2 widened, a group of four values of each per pass
+                        (mcu_pair_put4_lanes' order, one STM), then its pairs */
                      "2:\n\t"
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
@@ -590,11 +611,13 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
 #endif
 
 /* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's
-   results are bias_b + (raw - row a) / 256. */
+   results are bias_b + (raw - row a) / 256. With job->x it runs job->blocks blocks as the wide
+   layout's routine does, widening each block's three pixels and summing them itself. */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
+                     MCU_PAIR_ABLOCKS_ENTRY
                      "1:\n\t" /* a pair (r0: the job) */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
@@ -623,7 +646,32 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      "add r6, r8, r6, asr #8\n\t"
                      "sub r7, r7, r4\n\t"
                      "add r7, r8, r7, asr #8\n\t"
-                     MCU_PAIR_AEPILOGUE);
+                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ) MCU_PAIR_ABLOCKS_END
+                     MCU_PAIR_ABLOCKS_NEXT
+                     /* a block's three pixels from r2 widened, a group of four values of each per pass
+                        (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */
+                     "mov r1, #0x00010001\n\t"
+                     "mov r5, #0\n\t"
+                     "mov r6, #0\n\t"
+                     "mov r7, #0\n\t"
+                     "2:\n\t"
+                     "ldr r9, [r2, r3]\n\t"
+                     "ldr r10, [r2, r3, lsl #1]\n\t"
+                     "ldr r8, [r2], #4\n\t"
+                     MCU_PAIR_AOPUT4_("r8", "r5", 0)
+                     MCU_PAIR_AOPUT4_("r9", "r6", 4)
+                     MCU_PAIR_AOPUT4_("r10", "r7", 8)
+                     "add r4, r4, #24\n\t"
+                     "cmp r2, r12\n\t"
+                     "bne 2b\n\t"
+                     "lsl r5, r5, #7\n\t"
+                     "lsl r6, r6, #7\n\t"
+                     "lsl r7, r7, #7\n\t"
+                     "str r5, [r0, #48]\n\t"
+                     "str r6, [r0, #52]\n\t"
+                     "str r7, [r0, #56]\n\t"
+                     "ldr r1, [r0, #84]\n\t" /* the first pair's weights (r1 held the ones) */
+                     "b 1b\n\t");
 }
 
 /** Whether the assembly takes K values in the pair layout `layout` (the wide one's straight steps:
