@@ -549,8 +549,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "add r8, r12, r3, lsl #1\n\t"                                                                                 \
     "str r8, [r0, #64]\n\t"
 /* The offset layout's widening of one pixel's word X (mcu_pair_put4: words (x0, x1) at byte LO of
-   the block, (x2, x3) at LO + 12) and its sum into S (r1: 0x00010001); r11, lr scratch. */
-#define MCU_PAIR_AOPUT4_(X, S, LO)                                                                                 \
+   r4, (x2, x3) at LO + 12, WB "!" on the group's last store) and its sum into S (r1: 0x00010001);
+   r11, lr scratch. */
+#define MCU_PAIR_AOPUT4_(X, S, LO, WB)                                                                             \
     "sxtb16 r11, " X "\n\t"                                                                                        \
     "sxtb16 " X ", " X ", ror #8\n\t"                                                                               \
     "smlad " S ", r11, r1, " S "\n\t"                                                                              \
@@ -558,7 +559,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "pkhtb lr, " X ", r11, asr #16\n\t"                                                                            \
     "pkhbt r11, r11, " X ", lsl #16\n\t"                                                                           \
     "str r11, [r4, #" #LO "]\n\t"                                                                                  \
-    "str lr, [r4, #(" #LO " + 12)]\n\t"
+    "str lr, [r4, #(" #LO " + 12)]" WB "\n\t"
 #define MCU_PAIR_WIDE_STEPS 24
 #define MCU_PAIR_AWSTEPS_0_11                                                                                      \
     MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
@@ -651,6 +652,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      MCU_PAIR_ABLOCKS_NEXT
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */
+                     "sub r4, r4, #4\n\t" /* the group's last store advances it by its writeback */
                      "mov r1, #0x00010001\n\t"
                      "mov r5, #0\n\t"
                      "mov r6, #0\n\t"
@@ -659,10 +661,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
                      "ldr r8, [r2], #4\n\t"
-                     MCU_PAIR_AOPUT4_("r8", "r5", 0)
-                     MCU_PAIR_AOPUT4_("r9", "r6", 4)
-                     MCU_PAIR_AOPUT4_("r10", "r7", 8)
-                     "add r4, r4, #24\n\t"
+                     MCU_PAIR_AOPUT4_("r8", "r5", 4, "")
+                     MCU_PAIR_AOPUT4_("r9", "r6", 8, "")
+                     MCU_PAIR_AOPUT4_("r10", "r7", 12, "!")
                      "cmp r2, r12\n\t"
                      "bne 2b\n\t"
                      "lsl r5, r5, #7\n\t"
