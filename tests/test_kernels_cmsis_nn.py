@@ -230,16 +230,19 @@ def extreme(call: Call, bias: dict[int, int], zero_rows: tuple[int, ...] = (), o
     return Call(call.op, args, out, call.attrs, name="out")
 
 
-def saturated(call: Call, rows: tuple[int, ...], seed: int = 3) -> Call:
-    """The convolution with some output channels' weights all +-127 (random signs): the largest
-    sum|w| a row can have, which decides whether the offset pair layout is allowed."""
-    w = call.args[1]
-    data = w.data.copy()
-    signs = np.random.default_rng(seed).choice([-127, 127], data.shape[1:])
+def saturated(call: Call, rows: tuple[int, ...], bias: int, seed: int = 3) -> Call:
+    """The convolution with some output channels' weights all +-127 (as many of each sign, in a
+    random order: the input offset folds nothing into their biases) and their biases `bias`: the
+    largest sum|w| a row can have, which with |bias| decides whether the offset pair layout is
+    allowed."""
+    w, b = call.args[1], call.args[2]
+    data, bias_data = w.data.copy(), b.data.copy()
+    n = int(np.prod(data.shape[1:]))
+    signs = np.random.default_rng(seed).permutation(np.resize([127, -127], n)).reshape(data.shape[1:])
     for ch in rows:
-        data[ch] = signs
-    return Call(call.op, (call.args[0], Constant("w", w.type, data), *call.args[2:]), call.type, call.attrs,
-                name="out")
+        data[ch], bias_data[ch] = signs, bias
+    return Call(call.op, (call.args[0], Constant("w", w.type, data), Constant("b", b.type, bias_data),
+                          *call.args[3:]), call.type, call.attrs, name="out")
 
 
 def conv(rng, hw, ic, oc, k, **kw) -> Call:
@@ -392,12 +395,24 @@ CASES = {
     "conv_1x1_ic64_oc8_relu": lambda r: conv(r, (4, 3), 64, 8, (1, 1), act="RELU"),
     "conv_1x1_ic128_oc4": lambda r: conv(r, (3, 3), 128, 4, (1, 1)),
     # the offset pair layout (K >= 48): Helium's two-pixel im2col and 1x1 (in_c 256) kernels, and
-    # pairs whose second row sits at the layout's bound (128 * sum|b| just under 2^23: taken) or
-    # past it (the plain layout)
+    # pairs whose second row sits at the layout's bound (|bias_b| + 128 * sum|b| just under 2^23:
+    # taken) or on it (the plain layout)
     "conv_3x3_ic16_oc8_offset": lambda r: conv(r, (6, 5), 16, 8, (3, 3)),
     "conv_1x1_ic256_oc8_offset": lambda r: conv(r, (3, 3), 256, 8, (1, 1)),
-    "conv_1x1_ic516_oc6_offset_bound": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1, 3)),
-    "conv_1x1_ic520_oc5_plain_bound": lambda r: saturated(conv(r, (2, 2), 520, 5, (1, 1)), (1,)),
+    # the offset layout's dense blocks (the assembly widens and sums them, one call for the layer):
+    # KWS's shape, a short last block (one or two pixels), fewer pixels than a block, an odd row
+    # count (its last row off the assembly), K % 8 != 0 (the loop entered mid-body)
+    "conv_1x1_ic64_oc64_offset_blocks": lambda r: conv(r, (5, 5), 64, 64, (1, 1)),
+    "conv_1x1_ic52_oc8_offset_short_block": lambda r: conv(r, (2, 5), 52, 8, (1, 1)),
+    "conv_1x1_ic48_oc6_offset_2px": lambda r: conv(r, (1, 2), 48, 6, (1, 1)),
+    "conv_1x1_ic96_oc7_offset_odd_rows": lambda r: conv(r, (4, 2), 96, 7, (1, 1)),
+    "conv_1x1_ic516_oc6_offset_bound": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1, 3), 33277),
+    "conv_1x1_ic516_oc6_offset_bound_neg": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1,), -33278),
+    "conv_1x1_ic520_oc5_plain_bound": lambda r: saturated(conv(r, (2, 2), 520, 5, (1, 1)), (1,), 0),
+    "conv_1x1_ic516_oc5_plain_bias_bound": lambda r: saturated(conv(r, (2, 2), 516, 5, (1, 1)), (1,), 33278),
+    # pairs' second rows whose output is constant (bias past 2^30, zero weights): the offset layout
+    "conv_1x1_ic64_oc6_offset_dead_rows": lambda r: extreme(conv(r, (3, 3), 64, 6, (1, 1)),
+                                                            {1: 2**30 + 9, 3: -(2**30) - 9}, (1, 3)),
     # depthwise 3x3 fast path: interior and padded borders, channel tails
     "dw3x3_c8_same": lambda r: dwconv(r, (7, 7), 8, 1, (3, 3)),
     "dw3x3_c13_same_s2_even": lambda r: dwconv(r, (8, 8), 13, 1, (3, 3), stride=(2, 2), act="RELU6"),
@@ -1215,9 +1230,16 @@ def test_lowering_picks_the_kernel_variants():
     pairs = k.constants["weights"].reshape(2, 48, 2)
     assert k.params["pair_offset"] == 0 and np.array_equal(pairs[:, :36, 0], w[0::2])
     assert np.array_equal(pairs[:1, :36, 1], w[1::2])
-    # the bound on each pair's second row: 128 * 516 * 127 < 2^23 <= 128 * 520 * 127
+    # the bounds on each pair's second row: 128 * sum|b| < 2^23 (516 inputs of +-127: taken, 520: not),
+    # and with the fast requantization its accumulator in [-2^23, 2^23) (the offset assembly takes 256
+    # times it: the saturated rows' biases put one end just inside or on the bound) unless its
+    # output is constant (huge biases)
     assert case_data("conv_1x1_ic516_oc6_offset_bound")[2].params["pair_offset"] == 1
+    assert case_data("conv_1x1_ic516_oc6_offset_bound_neg")[2].params["pair_offset"] == 1
     assert case_data("conv_1x1_ic520_oc5_plain_bound")[2].params["pair_offset"] == 0
+    assert case_data("conv_1x1_ic516_oc5_plain_bias_bound")[2].params["pair_offset"] == 0
+    dead = case_data("conv_1x1_ic64_oc6_offset_dead_rows@dsp")[2]
+    assert dead.params["pair_offset"] == 1 and not dead.constants["rq"].reshape(-1, 3)[[1, 3], 0].any()
     fc_call = fc(rng, 1, 37, 3)  # one row: the group layout, no scratch
     _, k = lowered(fc_call)
     chunks = k.constants["weights"].reshape(48 // 16, 3, 16)  # 37 inputs padded to 48; three units, no fourth
@@ -1274,7 +1296,7 @@ def test_fast_requant_proof_per_layer():
         assert rq is not None and rq.shape == (3 * kc.constants["multiplier"].size,), name
         recs = rq.reshape(-1, 3)
         zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,),
-                "tconv_3x3_s2_ic8_oc6_zero_rows": (1, 4)}
+                "tconv_3x3_s2_ic8_oc6_zero_rows": (1, 4), "conv_1x1_ic64_oc6_offset_dead_rows": (1, 3)}
         for ch, (m, add, right) in enumerate(recs.tolist()):
             if ch in zero.get(name, ()):
                 assert (m, right) == (0, 1) and add % 2 == 1 and -128 <= add // 2 <= 127, (name, ch)

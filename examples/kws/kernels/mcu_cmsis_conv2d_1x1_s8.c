@@ -16,7 +16,7 @@
  */
 #include <string.h>
 
-#define MCU_PAIR_WIDE_DEFS /* this kernel may take the wide pair layout: mcu_cmsis_pair_dsp.h */
+#define MCU_PAIR_CONV_DEFS /* this kernel may take the wide and offset pair layouts: mcu_cmsis_pair_dsp.h */
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -64,8 +64,8 @@ static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0,
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE) && MCU_PAIR_ASM
 /** The fast path's whole blocks of three consecutive pixels from x on (stride 1, in_c % 4 == 0):
-    each widened, then the pair job (its outputs out_c bytes apart); the wide layout's in one call of
-    its assembly, which widens each block itself. Its own function: the few values it keeps stay in
+    each widened, then the pair job (its outputs out_c bytes apart); the wide and offset layouts' in
+    one call of their assembly, which widens (and for the offset layout sums) each block itself. Its own function: the few values it keeps stay in
     registers from block to block. */
 static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, const int8_t *x, int32_t in_c,
                                                    int32_t out_c, int32_t blocks, int8_t *out)
@@ -74,23 +74,17 @@ static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, cons
     mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset);
     int32_t *const col = (int32_t *)(void *)g->col;
     job->d1 = out_c, job->d2 = 2 * out_c;
-    if (g->o.pair_offset == MCU_CMSIS_PAIR_WIDE) { /* one call: the assembly widens each block itself */
+    if (g->o.pair_offset != MCU_CMSIS_PAIR_PLAIN) { /* one call: the assembly widens (and sums) each block */
         mcu_pair_gemm_restart(g);
         job->x = x, job->in_c = in_c, job->block = col, job->blocks = blocks;
         job->rq0 = job->rq, job->wp0 = job->wp, job->bias0 = job->bias;
         job->out = out;
-        mcu_pair_rows3_asm_wide(job);
+        run(job);
         job->x = NULL; /* a short last block after these: widened by the caller */
         return;
     }
     for (; blocks > 0; blocks--, x += 3 * in_c, out += 3 * out_c) {
-        if (g->o.pair_offset == MCU_CMSIS_PAIR_OFFSET) {
-            int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
-            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, &s0, &s1, &s2, 0);
-            job->sums[0] = 128 * s0, job->sums[1] = 128 * s1, job->sums[2] = 128 * s2;
-        } else {
-            widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL, 0);
-        }
+        widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL, 0);
         mcu_pair_gemm_restart(g);
         job->out = out;
         run(job);
@@ -157,7 +151,7 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
     /* stride 1: the pixels are consecutive */
     const int dense = p->stride_w == 1 && p->stride_h == 1 && p->in_w == p->out_w;
 #if MCU_PAIR_ASM
-    if (gemm.fast && dense && (in_c & 3) == 0) { /* the whole blocks, then a short last one below */
+    if (gemm.fast && dense && (in_c & 3) == 0 && pixels >= MCU_PAIR_COLUMNS) { /* the whole blocks, then a short last one below */
         n = pixels / MCU_PAIR_COLUMNS * MCU_PAIR_COLUMNS;
         dense_blocks(&gemm, input, in_c, out_c, pixels / MCU_PAIR_COLUMNS, output);
     }

@@ -210,13 +210,13 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
 
 /** mcu_pair_dot3 in the wide layout: the doubled weights' products summed from 0, halved, added. In
     C, not inlined (small K, off the fast path, which has its own assembly: one copy of the loop).
-    Defined only where MCU_PAIR_WIDE_DEFS is (the convolutions, whose weights may be wide), a weak
+    Defined only where MCU_PAIR_CONV_DEFS is (the convolutions, whose weights may be wide), a weak
     reference elsewhere: the fully connected kernel shares the generic pair routines below, which
     name it, but never takes the wide layout, and a firmware without a convolution links no wide
     code (an undefined weak reference pulls nothing in, and is never reached). */
 __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
                                                         int32_t *acc);
-#if defined(MCU_PAIR_WIDE_DEFS)
+#if defined(MCU_PAIR_CONV_DEFS)
 __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const int32_t *cp, int32_t steps,
                                                         int32_t *acc)
 {
@@ -368,7 +368,7 @@ struct mcu_pair_job {
     int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the wide
                               layout's straight steps: MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
-    int32_t bias_b;        /* 60: the offset layout's row b bias, kept for the results */
+    int32_t unused;        /* 60: (keeps the offsets below) */
     /* the wide layout's run of dense blocks (mcu_pair_rows3_asm_wide; the 1x1 kernel's consecutive
        pixels): */
     const int8_t *x;       /* 64: the next block's first input pixel, its three pixels widened by the
@@ -429,6 +429,9 @@ struct mcu_pair_job {
 /* requantize accumulator A into r11 (record m, add, right in r8, r9, r10) */
 #define MCU_PAIR_AREQ(A)                                                                                           \
     "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2(A, "r11")
+/* the same of A = 256 * acc (the offset layout's row b): 2 * acc by an ASR #7, A's sign acc's */
+#define MCU_PAIR_AREQ8(A)                                                                                          \
+    "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2(A, "r11")
 /* the same of A = 2 * acc (the wide layout's doubled weights and biases): no LSL */
 #define MCU_PAIR_AREQW(A) MCU_PAIR_AREQ2(A, A)
 #define MCU_PAIR_AREQ2(A, A2)                                                                                      \
@@ -459,11 +462,11 @@ struct mcu_pair_job {
 
 /* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job);
    after the last pair r0 the job, r12 the next out */
-#define MCU_PAIR_AEPILOGUE MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ) MCU_PAIR_ARETURN
+#define MCU_PAIR_AEPILOGUE MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ, MCU_PAIR_AREQ) MCU_PAIR_ARETURN
 #define MCU_PAIR_ARETURN                                                                                           \
     "add sp, #4\n\t"                                                                                            \
     "pop {r4-r11, pc}\n\t"
-#define MCU_PAIR_APAIRS_END_(REQ)                                                                                  \
+#define MCU_PAIR_APAIRS_END_(REQ, REQB)                                                                                  \
     "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
     "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
@@ -472,9 +475,9 @@ struct mcu_pair_job {
     REQ("r3") "strb r11, [r1]\n\t"                                                                                \
     REQ("r4") "strb r11, [r0]\n\t"                                                                                \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    REQ("r5") "strb r11, [r12, #1]\n\t"                                                                           \
-    REQ("r6") "strb r11, [r1, #1]\n\t"                                                                            \
-    REQ("r7") "strb r11, [r0, #1]\n\t"                                                                            \
+    REQB("r5") "strb r11, [r12, #1]\n\t"                                                                           \
+    REQB("r6") "strb r11, [r1, #1]\n\t"                                                                            \
+    REQB("r7") "strb r11, [r0, #1]\n\t"                                                                            \
     "add r12, r12, #2\n\t"                                                                                        \
     "ldr r0, [sp]\n\t"                                                                                            \
     "str r12, [r0, #8]\n\t"                                                                                       \
@@ -514,6 +517,49 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
    requantization takes without its LSL (2 * acc fits: the records' proof). With job->x (the 1x1
    kernel's consecutive pixels, dense_blocks) the routine runs job->blocks blocks, widening each
    block's three pixels itself: one call for the layer, no C between blocks. */
+/* The runs of dense blocks (job->x; mcu_pair_rows3_asm_wide, mcu_pair_rows3_asm_offset): at the
+   routine's start, with job->x to the block's widening at label 5 (r2: its first pixel); after a
+   block's last pair, another block (its outputs d2 after this one's end, the pairs from the first)
+   or the return; at label 5 r3 the pixels' spacing, r4 the block, r12 the first pixel's end, job->x
+   the next block's first pixel. */
+#define MCU_PAIR_ABLOCKS_ENTRY                                                                                     \
+    "ldr r2, [r0, #64]\n\t"                                                                                       \
+    "cmp r2, #0\n\t"                                                                                              \
+    "bne 5f\n\t"
+#define MCU_PAIR_ABLOCKS_END                                                                                       \
+    "ldr r8, [r0, #76]\n\t"                                                                                       \
+    "subs r8, r8, #1\n\t"                                                                                         \
+    "bgt 8f\n\t" MCU_PAIR_ARETURN
+#define MCU_PAIR_ABLOCKS_NEXT                                                                                      \
+    "8:\n\t"                                                                                                      \
+    "str r8, [r0, #76]\n\t"                                                                                       \
+    "ldr r9, [r0, #0]\n\t"                                                                                        \
+    "ldr r10, [r0, #80]\n\t"                                                                                      \
+    "ldr r11, [r0, #88]\n\t"                                                                                      \
+    "ldr r1, [r0, #84]\n\t"                                                                                       \
+    "add r12, r12, r9\n\t"                                                                                        \
+    "str r12, [r0, #8]\n\t"                                                                                       \
+    "str r10, [r0, #12]\n\t"                                                                                      \
+    "str r11, [r0, #20]\n\t"                                                                                      \
+    "ldr r2, [r0, #64]\n\t"                                                                                       \
+    "5:\n\t"                                                                                                      \
+    "ldr r3, [r0, #68]\n\t"                                                                                       \
+    "ldr r4, [r0, #72]\n\t"                                                                                       \
+    "add r12, r2, r3\n\t"                                                                                         \
+    "add r8, r12, r3, lsl #1\n\t"                                                                                 \
+    "str r8, [r0, #64]\n\t"
+/* The offset layout's widening of one pixel's word X (mcu_pair_put4: words (x0, x1) at byte LO of
+   r4, (x2, x3) at LO + 12, WB "!" on the group's last store) and its sum into S (r1: 0x00010001);
+   r11, lr scratch. */
+#define MCU_PAIR_AOPUT4_(X, S, LO, WB)                                                                             \
+    "sxtb16 r11, " X "\n\t"                                                                                        \
+    "sxtb16 " X ", " X ", ror #8\n\t"                                                                               \
+    "smlad " S ", r11, r1, " S "\n\t"                                                                              \
+    "smlad " S ", " X ", r1, " S "\n\t"                                                                             \
+    "pkhtb lr, " X ", r11, asr #16\n\t"                                                                            \
+    "pkhbt r11, r11, " X ", lsl #16\n\t"                                                                           \
+    "str r11, [r4, #" #LO "]\n\t"                                                                                  \
+    "str lr, [r4, #(" #LO " + 12)]" WB "\n\t"
 #define MCU_PAIR_WIDE_STEPS 24
 #define MCU_PAIR_AWSTEPS_0_11                                                                                      \
     MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
@@ -523,16 +569,14 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
         MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
             MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "") MCU_PAIR_AWSTEP_(23, "!")
-/* Defined where MCU_PAIR_WIDE_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
+/* Defined where MCU_PAIR_CONV_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job);
-#if defined(MCU_PAIR_WIDE_DEFS)
+#if defined(MCU_PAIR_CONV_DEFS)
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job)
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
-                     "ldr r2, [r0, #64]\n\t" /* job->x: the blocks' loop below */
-                     "cmp r2, #0\n\t"
-                     "bne 5f\n\t"
+                     MCU_PAIR_ABLOCKS_ENTRY
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
@@ -549,29 +593,10 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      ".balign 4\n"
                      "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_23
                      "str r1, [r0, #16]\n\t"
-                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW)
-                     "ldr r8, [r0, #76]\n\t" /* another block? */
-                     "subs r8, r8, #1\n\t"
-                     "bgt 8f\n\t"
-                     MCU_PAIR_ARETURN
-                     "8:\n\t" /* the next block: its outputs d2 after this one's end, the pairs from the first */
-                     "str r8, [r0, #76]\n\t"
-                     "ldr r9, [r0, #0]\n\t"
-                     "ldr r10, [r0, #80]\n\t"
-                     "ldr r11, [r0, #88]\n\t"
-                     "ldr r1, [r0, #84]\n\t"
-                     "add r12, r12, r9\n\t"
-                     "str r12, [r0, #8]\n\t"
-                     "str r10, [r0, #12]\n\t"
-                     "str r11, [r0, #20]\n\t"
-                     "ldr r2, [r0, #64]\n\t"
-                     "5:\n\t" /* a block's three pixels from r2 widened, a group of four values of each per pass
-                                  (mcu_pair_put4_lanes' order, one STM), then its pairs */
-                     "ldr r3, [r0, #68]\n\t"
-                     "ldr r4, [r0, #72]\n\t"
-                     "add r12, r2, r3\n\t"
-                     "add r8, r12, r3, lsl #1\n\t"
-                     "str r8, [r0, #64]\n\t"
+                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW, MCU_PAIR_AREQW) MCU_PAIR_ABLOCKS_END
+                     MCU_PAIR_ABLOCKS_NEXT
+                     /* a block's three pixels from r2 widened, a group of four values of each per pass
+                        (mcu_pair_put4_lanes' order, one STM), then its pairs */
                      "2:\n\t"
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
@@ -589,42 +614,68 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
 }
 #endif
 
-/* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's
-   results are bias_b + (raw - row a) / 256. */
+/* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's at
+   the same plus 256 * bias_b, so raw - row a is 256 * row b's accumulator, exactly
+   (|bias_b + sum x * b| < 2^23: common.pair_layout's proof), requantized from it (MCU_PAIR_AREQ8). With job->x it runs job->blocks blocks as the wide
+   layout's routine does, widening each block's three pixels and summing them itself. */
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job);
+#if defined(MCU_PAIR_CONV_DEFS) /* as mcu_pair_rows3_asm_wide: only convolutions take the offset layout */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
 {
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
+                     MCU_PAIR_ABLOCKS_ENTRY
                      "1:\n\t" /* a pair (r0: the job) */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
                      "ldrd r2, r5, [r8], #8\n\t"
                      "str r8, [r0, #20]\n\t"
-                     "str r5, [r0, #60]\n\t"
                      "ldr r9, [r0, #48]\n\t"
                      "ldr r10, [r0, #52]\n\t"
                      "ldr r11, [r0, #56]\n\t"
                      "sub r3, r2, r10\n\t"
                      "sub r4, r2, r11\n\t"
                      "sub r2, r2, r9\n\t"
-                     "mov r5, r2\n\t"
-                     "mov r6, r3\n\t"
-                     "mov r7, r4\n\t"
+                     "add r6, r3, r5, lsl #8\n\t"
+                     "add r7, r4, r5, lsl #8\n\t"
+                     "add r5, r2, r5, lsl #8\n\t"
                      "ldr r9, [r0, #40]\n\t"
                      "ldr r0, [r0, #28]\n\t"
                      "bx r9\n\t"
                      MCU_PAIR_AKLOOP(MCU_PAIR_AOSTEP_)
                      "ldr r0, [sp]\n\t"
                      "str r1, [r0, #16]\n\t"
-                     "ldr r8, [r0, #60]\n\t"
                      "sub r5, r5, r2\n\t"
-                     "add r5, r8, r5, asr #8\n\t"
                      "sub r6, r6, r3\n\t"
-                     "add r6, r8, r6, asr #8\n\t"
                      "sub r7, r7, r4\n\t"
-                     "add r7, r8, r7, asr #8\n\t"
-                     MCU_PAIR_AEPILOGUE);
+                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ, MCU_PAIR_AREQ8) MCU_PAIR_ABLOCKS_END
+                     MCU_PAIR_ABLOCKS_NEXT
+                     /* a block's three pixels from r2 widened, a group of four values of each per pass
+                        (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */
+                     "sub r4, r4, #4\n\t" /* the group's last store advances it by its writeback */
+                     "mov r1, #0x00010001\n\t"
+                     "mov r5, #0\n\t"
+                     "mov r6, #0\n\t"
+                     "mov r7, #0\n\t"
+                     "2:\n\t"
+                     "ldr r9, [r2, r3]\n\t"
+                     "ldr r10, [r2, r3, lsl #1]\n\t"
+                     "ldr r8, [r2], #4\n\t"
+                     MCU_PAIR_AOPUT4_("r8", "r5", 4, "")
+                     MCU_PAIR_AOPUT4_("r9", "r6", 8, "")
+                     MCU_PAIR_AOPUT4_("r10", "r7", 12, "!")
+                     "cmp r2, r12\n\t"
+                     "bne 2b\n\t"
+                     "lsl r5, r5, #7\n\t"
+                     "lsl r6, r6, #7\n\t"
+                     "lsl r7, r7, #7\n\t"
+                     "str r5, [r0, #48]\n\t"
+                     "str r6, [r0, #52]\n\t"
+                     "str r7, [r0, #56]\n\t"
+                     "ldr r1, [r0, #84]\n\t" /* the first pair's weights (r1 held the ones) */
+                     "b 1b\n\t");
 }
+#endif
 
 /** Whether the assembly takes K values in the pair layout `layout` (the wide one's straight steps:
     up to 2 * MCU_PAIR_WIDE_STEPS values, every K it is picked for). */
@@ -651,7 +702,6 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
     job->rq_end = rq + 6 * pairs;
     job->entry = 0;
     job->e = e;
-    job->bias_b = 0;
     job->x = NULL;
     job->blocks = 0;
 }

@@ -121,7 +121,9 @@ typedef struct {
  * (a[k] + 128 + 256 b[k], a[k+1] + 128 + 256 b[k+1]): one SMLAD of it with an input pair and one
  * of its UXTB16 give sum x (a + 128) + 256 sum x b and sum x (a + 128), so the DSP paths split each
  * weight word once (mcu_cmsis_pair_dsp.h); Helium subtracts 128 from row a's vectors. The planner
- * takes it where 128 * sum|b| < 2^23 for every pair, so 256 * sum x b never wraps.
+ * takes it where 128 * sum|b| < 2^23 for every pair, so 256 * sum x b never wraps, and (with the
+ * fast requantization, whose assembly reads 256 * (bias_b + sum x b)) where each row b's
+ * accumulator is in [-2^23, 2^23) or its output constant (common.offset_fits).
  */
 #define MCU_CMSIS_PAIR_DEPTH(k) (((k) + 15) / 16 * 16)
 

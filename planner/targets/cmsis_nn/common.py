@@ -125,8 +125,9 @@ def pair_layout(w: np.ndarray, isa: str) -> int:
     subtraction per weight): below PAIR_OFFSET_MIN_K the wide one (int16 words, no split in the inner
     step; twice the bytes of weights that are few), from it on the offset one where, for every
     pair's second row b, |sum(x * b)| < 2^23 for all int8 inputs x (128 * sum|b| < 2^23), so the DSP
-    paths recover that sum exactly from the raw weight word's product (mcu_cmsis_pair_dsp.h);
-    otherwise, and for the other ISAs, the plain one."""
+    paths recover that sum exactly from the raw weight word's product (mcu_cmsis_pair_dsp.h; the
+    caller checks offset_fits too, once the requantization is proven); otherwise, and for the other
+    ISAs, the plain one."""
     if isa != "dsp":
         return PLAIN
     rows, k = w.shape
@@ -134,6 +135,18 @@ def pair_layout(w: np.ndarray, isa: str) -> int:
         return WIDE
     b = np.abs(w[1::2].astype(np.int64)).sum(axis=1)
     return OFFSET if b.size == 0 or 128 * int(b.max()) < 2**23 else PLAIN
+
+
+def offset_fits(rq: np.ndarray | None, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether the offset layout's assembly (mcu_pair_rows3_asm_offset, run with the fast
+    requantization records `rq` only) may take each pair's second row from 256 times its
+    accumulator (in [lo, hi] per row): every such row's output constant (its record's m 0: the
+    accumulator is not read) or its accumulator in [-2^23, 2^23), so 256 times it is an int32."""
+    if rq is None:
+        return True
+    m = rq.reshape(-1, 3)[1::2, 0]
+    b_lo, b_hi = lo[1 : 2 * (len(lo) // 2) : 2], hi[1 : 2 * (len(hi) // 2) : 2]
+    return bool(((m[: len(b_lo)] == 0) | ((b_lo >= -(2**23)) & (b_hi < 2**23))).all())
 
 
 # ---- checks -----------------------------------------------------------------------------------------

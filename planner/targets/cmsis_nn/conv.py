@@ -59,10 +59,14 @@ def lower(call: Call, isa: str) -> Lowered:
     params.update(common.geometry(call, kh, kw))
     w2d = w.reshape(oc, kh * kw * ic)
     consts["bias"] = common.folded_bias(call, w2d.astype(np.int64).sum(axis=1), params["input_offset"])
-    params["pair_offset"] = common.pair_layout(w2d, isa)
     params["chunk"] = 0
-    consts["weights"] = common.pair_rows(w2d.astype(np.int8), params["pair_offset"])
-    with_rq(consts, params, *acc_bounds(consts["bias"], w2d, -128, 127))
+    lo, hi = acc_bounds(consts["bias"], w2d, -128, 127)
+    with_rq(consts, params, lo, hi)
+    layout = common.pair_layout(w2d, isa)
+    if layout == common.OFFSET and not common.offset_fits(consts.get("rq"), lo, hi):
+        layout = common.PLAIN
+    params["pair_offset"] = layout
+    consts["weights"] = common.pair_rows(w2d.astype(np.int8), layout)
     if uses_1x1(call):  # the DSP path widens three input pixels in scratch
         # Overlap: output pixels in raster order, two at a time (plain C, Helium pairs: both
         # pixels read again for every output channel written), the DSP path's three buffered in
