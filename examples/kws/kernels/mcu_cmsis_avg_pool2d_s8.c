@@ -25,6 +25,31 @@ static int32_t lane(int32_t packed, int top)
 {
     return (int32_t)(int16_t)(uint16_t)((uint32_t)packed >> (top ? 16 : 0));
 }
+
+/** The sums over a window of 4 * words channels (words a constant, 1 or 2) from px, its first row's
+    first pixel: `rows` rows `row` bytes apart of `run` pixels ch bytes apart, each word's lanes (0,
+    2) and (1, 3) added by SXTAB16 (at most 256 values: no 16-bit overflow), into sums in channel
+    order. */
+static inline __attribute__((always_inline)) void window_sums(const int8_t *px, int32_t ch, int32_t rows,
+                                                              int32_t run, int32_t row, const int words,
+                                                              int32_t *sums)
+{
+    int32_t even[2] = {0, 0}, odd[2] = {0, 0};
+    for (int32_t y = 0; y < rows; y++, px += row) {
+        const int8_t *q = px;
+        for (int32_t x = 0; x < run; x++, q += ch) {
+            for (int w = 0; w < words; w++) {
+                const int32_t v = mcu_read_s8x4(q + 4 * w);
+                even[w] = mcu_sxtab16(even[w], v);
+                odd[w] = mcu_sxtab16_ror8(odd[w], v);
+            }
+        }
+    }
+    for (int w = 0; w < words; w++) {
+        sums[4 * w] = lane(even[w], 0), sums[4 * w + 1] = lane(odd[w], 0);
+        sums[4 * w + 2] = lane(even[w], 1), sums[4 * w + 3] = lane(odd[w], 1);
+    }
+}
 #endif
 
 void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input, int8_t *output)
@@ -62,40 +87,21 @@ void mcu_cmsis_avg_pool2d_s8(const mcu_cmsis_pool_params *p, const int8_t *input
             }
 #endif
 #if defined(MCU_CMSIS_USE_DSP)
-            if (count <= 256) {
-                const int32_t run = x_end - x_start; /* each window row: `run` pixels ch bytes apart */
-                for (; c + 8 <= ch; c += 8) { /* eight channels: two words per pixel */
-                    int32_t s02 = 0, s13 = 0, s46 = 0, s57 = 0;
-                    for (int32_t y = y_start; y < y_end; y++) {
-                        const int8_t *px = input + (base + (y * in_w + x_start) * ch + c);
-                        for (int32_t x = 0; x < run; x++, px += ch) {
-                            const int32_t v = mcu_read_s8x4(px), w = mcu_read_s8x4(px + 4);
-                            s02 = mcu_sxtab16(s02, v);
-                            s13 = mcu_sxtab16_ror8(s13, v);
-                            s46 = mcu_sxtab16(s46, w);
-                            s57 = mcu_sxtab16_ror8(s57, w);
-                        }
-                    }
-                    const int32_t sums[8] = {lane(s02, 0), lane(s13, 0), lane(s02, 1), lane(s13, 1),
-                                             lane(s46, 0), lane(s57, 0), lane(s46, 1), lane(s57, 1)};
+            if (count <= 256) { /* eight channels at a time (two words per pixel), then four */
+                const int8_t *const first = input + base + (y_start * in_w + x_start) * ch;
+                const int32_t rows = y_end - y_start, run = x_end - x_start;
+                int32_t sums[8];
+                for (; c + 8 <= ch; c += 8) {
+                    window_sums(first + c, ch, rows, run, in_w * ch, 2, sums);
                     for (int32_t j = 0; j < 8; j++) {
                         out[c + j] = average(sums[j], count, act_min, act_max);
                     }
                 }
                 for (; c + 4 <= ch; c += 4) {
-                    int32_t sum02 = 0, sum13 = 0;
-                    for (int32_t y = y_start; y < y_end; y++) {
-                        const int8_t *px = input + (base + (y * in_w + x_start) * ch + c);
-                        for (int32_t x = 0; x < run; x++, px += ch) {
-                            const int32_t v = mcu_read_s8x4(px);
-                            sum02 = mcu_sxtab16(sum02, v);
-                            sum13 = mcu_sxtab16_ror8(sum13, v);
-                        }
+                    window_sums(first + c, ch, rows, run, in_w * ch, 1, sums);
+                    for (int32_t j = 0; j < 4; j++) {
+                        out[c + j] = average(sums[j], count, act_min, act_max);
                     }
-                    out[c] = average(lane(sum02, 0), count, act_min, act_max);
-                    out[c + 1] = average(lane(sum13, 0), count, act_min, act_max);
-                    out[c + 2] = average(lane(sum02, 1), count, act_min, act_max);
-                    out[c + 3] = average(lane(sum13, 1), count, act_min, act_max);
                 }
             }
 #endif
