@@ -79,19 +79,21 @@ def compare_outputs(res: CaseResult, ours: Sequence[np.ndarray], theirs: Sequenc
 
 
 def index_bound(p: Var, use: list) -> np.ndarray | None:
-    """The exclusive upper bound of an input that is the indices of a GATHER, GATHER_ND or
-    EMBEDDING_LOOKUP (per index vector entry for GATHER_ND), None for other inputs: TFLM fails the
-    invoke on an index out of range, so random indices must lie inside."""
+    """The exclusive upper bound of an input that is the indices of GATHER, GATHER_ND or
+    EMBEDDING_LOOKUP ops (per index vector entry for GATHER_ND; the smallest over every op it
+    indexes), None for other inputs: TFLM fails the invoke on an index out of range, so random
+    indices must lie inside all of them."""
+    bounds = []
     for u in use:
         if not isinstance(u, Call):
             continue
         if u.op == "embedding_lookup" and u.args[0] is p:
-            return np.array(u.args[1].type.shape[0])
-        if u.op == "gather" and u.args[1] is p:
-            return np.array(gather_layout(u.args[0].type.shape, p.type.shape, u.attrs)[4])
-        if u.op == "gather_nd" and u.args[1] is p:
-            return np.array(u.args[0].type.shape[:p.type.shape[-1]])
-    return None
+            bounds.append(np.array(u.args[1].type.shape[0]))
+        elif u.op == "gather" and u.args[1] is p:
+            bounds.append(np.array(gather_layout(u.args[0].type.shape, p.type.shape, u.attrs)[4]))
+        elif u.op == "gather_nd" and u.args[1] is p:
+            bounds.append(np.array(u.args[0].type.shape[:p.type.shape[-1]]))
+    return np.minimum.reduce(np.broadcast_arrays(*bounds)) if bounds else None
 
 
 def random_inputs(module: Module, rng: np.random.Generator) -> list[np.ndarray]:

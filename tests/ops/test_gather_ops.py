@@ -139,3 +139,24 @@ def test_random_inputs_draw_indices_inside(tmp_path):
     for s, (outs, _) in zip(sets, run_tflm(blob, sets)):
         for o, w in zip(evaluate(module, s), outs):
             np.testing.assert_array_equal(o, w)
+
+
+def test_random_indices_fit_every_op_they_index(tmp_path):
+    """One index input feeding two GATHERs, of 7 and of 3 rows (in either order): random indices stay
+    below the smaller, so TFLM runs both and the outputs agree."""
+    from mcuforge.oracle import run_tflm
+    from mcuforge.verify import random_inputs
+
+    for rows in ((7, 3), (3, 7)):
+        c = Cases()
+        idx = c.input((16,), "int32", data=[0] * 16)
+        for n in rows:
+            c.op("GATHER", [c.input((n, 2), data=np.arange(2 * n)), idx], (16, 2), Axis=0)
+        blob = c.finish()
+        module = load_tflite(save(tmp_path, blob))
+        sets = [random_inputs(module, np.random.default_rng(2)) for _ in range(4)]
+        drawn = np.concatenate([s[0] for s in sets])
+        assert drawn.min() >= 0 and drawn.max() == 2, rows
+        for s, (outs, _) in zip(sets, run_tflm(blob, sets)):
+            for o, w in zip(evaluate(module, s), outs):
+                np.testing.assert_array_equal(o, w)
