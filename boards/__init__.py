@@ -97,6 +97,13 @@ class Board:
     mve: str = "none"
     num_irqs: int = 32
     caches: bool = False       # enable the Cortex-M7 caches at reset
+    weights: MemoryRegion | None = None  # where the model's constants go when code + constants overflow flash
+
+    @property
+    def flash_capacity(self) -> int:
+        """Bytes of read-only image the board holds: flash, plus the weights region (where the linker
+        moves the model's constants when they and the code overflow flash)."""
+        return self.flash.size + (self.weights.size if self.weights else 0)
 
     @property
     def is_qemu(self) -> bool:
@@ -197,6 +204,7 @@ def _board_from_dict(d: dict[str, Any]) -> Board:
         mve=_choice(d.get("mve", "none"), MVE_KINDS, "mve"),
         num_irqs=int(d.get("num_irqs", 32)),
         caches=bool(d.get("caches", False)),
+        weights=_region(mem["weights"]) if "weights" in mem else None,
     )
     if board.is_qemu and not board.qemu_machine:
         raise ValueError("run.method is qemu but qemu_machine is not set")
@@ -204,6 +212,11 @@ def _board_from_dict(d: dict[str, Any]) -> Board:
         raise ValueError("run.method is pyocd but run.pyocd_target is not set")
     if board.uart.type == "cmsdk-apb-uart" and board.uart.divisor < 16:
         raise ValueError("uart BAUDDIV (clock_hz / baud) must be at least 16")
+    regions = [board.flash, board.ram] + ([board.weights] if board.weights else [])
+    for i, a in enumerate(regions):
+        for b in regions[i + 1:]:
+            if a.origin < b.end and b.origin < a.end:
+                raise ValueError(f"memory regions {a.name} and {b.name} overlap")
     if board.stack_size % 8 or not 0 < board.stack_size < board.ram.size:
         raise ValueError("memory.stack_size must be a positive multiple of 8 smaller than RAM")
     return board

@@ -35,8 +35,8 @@ def check_fits(compiled, board) -> None:
         kept = f" + {state:,} B of state" if state else ""
         problems.append(f"it needs {compiled.arena.arena_bytes:,} B of arena{kept} + {board.stack_size:,} B of stack "
                         f"= {ram_need:,} B of RAM; {board.name} has {board.ram.size:,} B")
-    if consts > board.flash.size:
-        problems.append(f"its constants take {consts:,} B of flash; {board.name} has {board.flash.size:,} B")
+    if consts > board.flash_capacity:
+        problems.append(f"its constants take {consts:,} B of flash; {board.name} has {board.flash_capacity:,} B")
     if problems:
         raise McuforgeError(f"the model does not fit {board.name}: {' and '.join(problems)}")
 
@@ -239,7 +239,7 @@ def _build(src: Path, board, opt: str, build_dir: Path, guard: bool = False):
 
 
 def _print_sizes(fw) -> None:
-    print(f"flash: {fw.flash_bytes:,} B (text {fw.text_bytes:,} + data {fw.data_bytes:,}) of {fw.board.flash.size:,} B")
+    print(f"flash: {fw.flash_bytes:,} B (text {fw.text_bytes:,} + data {fw.data_bytes:,}) of {fw.board.flash_capacity:,} B")
     print(f"RAM:   {fw.ram_bytes:,} B static (data {fw.data_bytes:,} + bss {fw.bss_bytes:,}, arena included) "
           f"+ {fw.stack_bytes:,} B stack reserved, of {fw.board.ram.size:,} B")
 

@@ -123,9 +123,9 @@ def build_generated(src_dir: Path, board: Board, build_dir: Path, opt: str = "-O
              f"{build_dir}")
     fw = build_firmware(board, sources, [src_dir, src_dir / "kernels"], build_dir,
                         name=report.prefix, opt=opt, defines=defines)
-    if fw.flash_bytes > board.flash.size or fw.ram_bytes + fw.stack_bytes > board.ram.size:
+    if fw.flash_bytes > board.flash_capacity or fw.ram_bytes + fw.stack_bytes > board.ram.size:
         raise McuforgeError(f"{fw.elf.name} does not fit {board.name}: flash {fw.flash_bytes:,} B of "
-                            f"{board.flash.size:,} B, RAM {fw.ram_bytes:,} B + stack {fw.stack_bytes:,} B of "
+                            f"{board.flash_capacity:,} B, RAM {fw.ram_bytes:,} B + stack {fw.stack_bytes:,} B of "
                             f"{board.ram.size:,} B")
     check_ram(fw, report.arena_bytes, static_stack_use(fw))
     return fw

@@ -38,7 +38,12 @@ SIZE = "arm-none-eabi-size"
 
 
 class FirmwareBuildError(McuforgeError):
-    """The firmware could not be built: no toolchain, a compile error, or it does not fit the board."""
+    """The firmware could not be built: no toolchain, a compile error, or it does not fit the board
+    (then `region` is the linker's name of the memory region that overflowed)."""
+
+    def __init__(self, message: str, region: str | None = None):
+        super().__init__(message)
+        self.region = region
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ class FirmwareBuild:
 
     def summary(self) -> str:
         b = self.board
-        return (f"{self.elf.name} for {b.name}: flash {self.flash_bytes} B of {b.flash.size} B, "
+        return (f"{self.elf.name} for {b.name}: flash {self.flash_bytes} B of {b.flash_capacity} B, "
                 f"RAM {self.ram_bytes} B + stack {self.stack_bytes} B of {b.ram.size} B")
 
 
@@ -82,13 +87,16 @@ def missing_tools() -> list[str]:
     return [t for t in (GCC, SIZE, "cmake") if shutil.which(t) is None]
 
 
-def render_board_files(board: Board, out_dir: str | os.PathLike, stack_size: int | None = None) -> Path:
-    """Write linker.ld and mcuforge_board.h for `board` into out_dir (created); returns out_dir."""
+def render_board_files(board: Board, out_dir: str | os.PathLike, stack_size: int | None = None,
+                       spill_weights: bool = False) -> Path:
+    """Write linker.ld and mcuforge_board.h for `board` into out_dir (created); returns out_dir.
+    With spill_weights the model's constants (its *_weights.c) go to the board's weights region."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(BOARDS_DIR)), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True)
-    context = {"board": board, "version": __version__, "stack_size": stack_size or board.stack_size}
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    context = {"board": board, "version": __version__, "stack_size": stack_size or board.stack_size,
+               "spill_weights": spill_weights}
     for template, name in (("linker.ld.j2", "linker.ld"), ("board.h.j2", "mcuforge_board.h")):
         text = env.get_template(template).render(**context)
         path = out / name
@@ -136,7 +144,13 @@ def build_firmware(board: Board, sources: Sequence[str | os.PathLike], include_d
                  f"-DMCUFORGE_OPT={opt}",
                  f"-DMCUFORGE_DEFINES={';'.join(defines)}"]
     _run(configure, f"configuring the firmware for {board.name}", board)
-    _run(["cmake", "--build", str(cmake_build)], f"building the firmware for {board.name}", board)
+    try:
+        _run(["cmake", "--build", str(cmake_build)], f"building the firmware for {board.name}", board)
+    except FirmwareBuildError as exc:
+        if exc.region != "FLASH" or board.weights is None:
+            raise
+        render_board_files(board, board_dir, stack_size, spill_weights=True)
+        _run(["cmake", "--build", str(cmake_build)], f"building the firmware for {board.name}", board)
     elf = cmake_build / f"{name}.elf"
     text, data, bss = elf_sizes(elf)
     try:
@@ -193,9 +207,10 @@ def _run(cmd: list[str], what: str, board: Board) -> None:
     out = proc.stdout + proc.stderr
     overflow = _OVERFLOW.search(out)
     if overflow:
-        region = board.flash if overflow.group(1) == "FLASH" else board.ram
-        raise FirmwareBuildError(f"the firmware does not fit {board.name}: {overflow.group(1)} ({region.name}, "
-                                 f"{region.size} B) overflowed by {overflow.group(2)} bytes")
+        name = overflow.group(1)
+        region = {"FLASH": board.flash, "WEIGHTS": board.weights}.get(name, board.ram)
+        raise FirmwareBuildError(f"the firmware does not fit {board.name}: {name} ({region.name}, "
+                                 f"{region.size} B) overflowed by {overflow.group(2)} bytes", region=name)
     if "RAM overflow" in out:
         raise FirmwareBuildError(f"the firmware does not fit {board.name}: .data + .bss run into the "
                                  f"{board.stack_size} B stack at the top of RAM ({board.ram.size} B)")

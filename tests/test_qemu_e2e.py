@@ -191,3 +191,16 @@ def test_mismatch_in_a_sequence_replays_the_sequence_to_name_the_layer(tmp_path)
     results = verify_board(compiled, sets, "mps2-an386", isolate=False, src_dir=out, steps=3)
     assert [r.ok for r in results] == [True, False, False]
     assert results[1].first_layer is not None and results[1].first_layer.startswith("layer 0 (#0 SVDF")
+
+
+def test_constants_that_overflow_the_itcm_run_from_the_weights_region():
+    """MobileNetV2 0.35 (uint8 I/O) has more constants than the M55 board's 512 KiB ITCM holds: the
+    build links them into the board's weights region (SRAM) instead, and the model runs bit-exact."""
+    board = load_board("mps3-an547")
+    compiled = compile_model(MODELS.parent / "keras" / "mobilenet_v2_035_96_u8.tflite", Options(isa=board.isa))
+    consts = sum(np.asarray(a).nbytes for b in compiled.program.bindings for a in b.kernel.constants.values())
+    assert consts > board.flash.size and board.weights is not None
+    sets = [random_inputs(compiled.imported, np.random.default_rng(3))]
+    results = verify_board(compiled, sets, board.name, isolate=False)
+    bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
+    assert not bad, "\n".join(bad)

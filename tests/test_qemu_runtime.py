@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import serial
-from mcuforge.boards import all_boards, board_names, load_board
+from mcuforge.boards import BOARDS_DIR, all_boards, board_names, load_board
 
 from mcuforge.errors import McuforgeError
 from mcuforge.firmware_build import FirmwareBuildError, build_test_firmware, missing_tools, render_board_files
@@ -140,6 +140,27 @@ def test_linker_script_and_board_header(tmp_path):
     assert '#define MCU_BOARD_NAME "mps3-an547"' in h
     assert "#define MCU_UART_BASE 0x49303000u" in h
     assert "#define MCU_TIMER_UNITS_PER_TICK_NUM 125u" in h and "#define MCU_TIMER_UNITS_PER_TICK_DEN 4u" in h
+
+
+def test_linker_script_moves_the_model_constants_to_the_weights_region(tmp_path):
+    """Only when asked (the build asks after FLASH overflowed): the model's *_weights.c constants are
+    linked into the board's weights region, placed before .rodata so that rule takes them."""
+    b = load_board("mps3-an547")
+    assert b.weights is not None and b.flash_capacity == b.flash.size + b.weights.size
+    plain = (render_board_files(b, tmp_path / "plain") / "linker.ld").read_text()
+    assert "WEIGHTS" not in plain and "_weights.c.obj" not in plain
+    ld = (render_board_files(b, tmp_path / "spill", spill_weights=True) / "linker.ld").read_text()
+    assert "WEIGHTS (r) : ORIGIN = 0x01000000, LENGTH = 0x00200000" in ld
+    assert ld.index("*_weights.c.obj(.rodata .rodata.*)") < ld.index("*(.rodata .rodata.*)")
+    assert "} > WEIGHTS" in ld
+    assert load_board("mps2-an386").weights is None
+
+
+def test_board_file_with_overlapping_regions_is_refused(tmp_path):
+    text = (BOARDS_DIR / "mps3_an547.toml").read_text().replace("origin = 0x01000000", "origin = 0x00070000")
+    (tmp_path / "bad.toml").write_text(text)
+    with pytest.raises(McuforgeError, match="board file bad.toml is invalid: memory regions ITCM and SRAM overlap"):
+        load_board(str(tmp_path / "bad.toml"))
 
 
 # ---------------------------------------------------------------- the host side of the link (loop://)
