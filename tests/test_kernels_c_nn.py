@@ -94,6 +94,9 @@ def _edge_cases():
         "mean_axes0_last_keep_expand": lambda s: t.mean_model((3, 4, 5), [0, -1], True, (0.03, 0), (0.012, -60)),
         "mean_48x48_shrink": lambda s: t.mean_model((1, 48, 48, 2), [1, 2], True, (0.01, 5), (0.1, -2)),
         "mean_rank1_zp_min": lambda s: t.mean_model((9,), [0], False, (0.3, -128), (0.3, -128)),
+        "mean_spatial_four_channel_blocks_and_tail": lambda s: t.mean_model((2, 3, 3, 11), [1, 2], True, (0.04, -3),
+                                                                           (0.011, 9)),
+        "mean_two_reduced_runs_blocks": lambda s: t.mean_model((2, 3, 4, 5, 8), [1, 3], False, (0.05, 4), (0.02, -5)),
         # transpose conv: hw, ic, oc, k, stride, padding, out_hw, act, per_channel, bias
         "tconv_valid_bias_only_edge": lambda s: t.transpose_conv_model(s, (5, 5), 4, 3, (3, 3), (2, 2), "VALID",
                                                                        (12, 12), "NONE", True, True),
@@ -110,7 +113,8 @@ EDGE_NAMES = ["dw_m3_k3x2_s21_relu_n1_nobias", "dw_m3_dil23_valid_relu", "dw_m8_
               "fc_weight_zp7", "fc_batch2_weight_zp-5_relu", "fc_rank4_keep_pc_nobias",
               "fc_rows3_pc_nobias_relu6", "avgpool_window_larger_than_input",
               "maxpool_window_larger_than_input", "mean_rank5_axes41", "mean_axes0_last_keep_expand",
-              "mean_48x48_shrink", "mean_rank1_zp_min", "tconv_valid_bias_only_edge",
+              "mean_48x48_shrink", "mean_rank1_zp_min", "mean_spatial_four_channel_blocks_and_tail",
+              "mean_two_reduced_runs_blocks", "tconv_valid_bias_only_edge",
               "tconv_kernel_below_stride", "tconv_5x3_s21_relu_nobias", "tconv_bias_minus1_relu6"]
 
 
