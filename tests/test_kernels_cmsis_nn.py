@@ -617,6 +617,11 @@ CASES = {
     # 1001 classes: the all -128 / all 127 input sets are rows of equal values, which TFLM aborts on
     # (sum of exponentials 1001 >= 512): -128 everywhere there
     "softmax_2x1001": lambda r: softmax(r, (2, 1001), scale=0.05),
+    # the exponential table (test_softmax_takes_the_table_on_large_layers): 2x1001 and 2x300 take one
+    # of 256 entries, 120x3 a short one (scale 0.5: diff_min -62); 1x200 none (200 elements, 256
+    # entries), its row longer than SOFTMAX_KEPT (exponentials from 32 on computed twice)
+    "softmax_120x3_short_table": lambda r: softmax(r, (120, 3), scale=0.5),
+    "softmax_1x200_no_table": lambda r: softmax(r, (1, 200), scale=0.01),
 }
 
 def lowered(call: Call, isa: str = DEFAULT_ISA):
@@ -683,7 +688,7 @@ SIGNATURES = {
     "mcu_cmsis_max_pool2d_s8": ("mcu_cmsis_pool_params", (), None),
     "mcu_cmsis_add_s8": ("mcu_cmsis_add_params", ("table", "rq"), None),
     "mcu_cmsis_mul_s8": ("mcu_cmsis_mul_params", (), None),
-    "mcu_cmsis_softmax_s8": ("mcu_cmsis_softmax_params", (), None),
+    "mcu_cmsis_softmax_s8": ("mcu_cmsis_softmax_params", ("exp",), None),
     "mcu_cmsis_batch_matmul_s8": ("mcu_cmsis_batch_matmul_params", (), "void"),
     "mcu_cmsis_maximum_s8": ("mcu_cmsis_max_min_params", (), None),
     "mcu_cmsis_transpose_s8": ("mcu_cmsis_transpose_params", (), None),
@@ -693,7 +698,15 @@ SIGNATURES = {
 }
 BINARY = ("mcu_cmsis_add_s8", "mcu_cmsis_mul_s8", "mcu_cmsis_maximum_s8", "mcu_cmsis_minimum_s8",
           "mcu_cmsis_batch_matmul_s8", "mcu_cmsis_conv2d_add_s8")
-PARAM_ALIASES = {"channels": "in_c"}  # struct field -> KernelCall parameter
+PARAM_ALIASES = {"channels": "in_c"}
+
+
+def optional(role: str) -> bool:
+    """Constants a kernel takes as NULL when the planner leaves them out: requantization records
+    (without a proof) and the softmax exponential table (on small layers)."""
+    return role.endswith("rq") or role == "exp"
+
+  # struct field -> KernelCall parameter
 PARAM_DEFAULTS = {"first": 0, "count": 0}  # struct fields the generated initializers omit (zero)
 
 
@@ -770,7 +783,7 @@ def harness_source(io: str = HOST_IO) -> str:
         casts = {"weights": "const int8_t *", "bias": "const int32_t *", "folded_bias": "const int32_t *",
                  "multiplier": "const int32_t *",
                  "shift": "const int32_t *", "table": "const int32_t *", "add_table": "const int32_t *"}
-        args += [f"({casts[r]})b[{n_in + i}]" if not r.endswith("rq") else f"(bn[{n_in + i}] ? (const int32_t *)b[{n_in + i}] : NULL)"
+        args += [f"({casts[r]})b[{n_in + i}]" if not optional(r) else f"(bn[{n_in + i}] ? (const int32_t *)b[{n_in + i}] : NULL)"
                  for i, r in enumerate(roles)]
         if scratch:
             args.append(f"({scratch} *)scratch")
@@ -878,9 +891,9 @@ def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
         op_args = [kc.constants[f"arg{i}"] if slot is None else inputs[slot]
                    for i, slot in enumerate(kc.arg_map[:n_act])]
     blobs = [np.ascontiguousarray(x).tobytes() for x in op_args]
-    # rq is optional (the planner omits it without a proof): an empty blob passes NULL
-    blobs += [b"" if r.endswith("rq") and r not in kc.constants else np.ascontiguousarray(kc.constants[r]).tobytes()
-              for r in roles]
+    # an optional constant the planner left out passes NULL (an empty blob)
+    blobs += [b"" if optional(r) and r not in kc.constants
+              else np.ascontiguousarray(kc.constants[r]).tobytes() for r in roles]
 
     def blob(b: bytes) -> bytes:
         return struct.pack("<I", len(b)) + b
@@ -1189,6 +1202,30 @@ def test_mlperf_models_lower_entirely_to_cmsis_nn(name):
     compiled = compile_model(MLPERF_MODELS[name])
     targets = {b.kernel.info.target for b in compiled.program.bindings if not b.kernel.view}
     assert targets == {"cmsis-nn"}, targets
+
+
+def test_softmax_takes_the_table_on_large_layers():
+    """The exponential table comes with a layer of at least as many elements as it has entries
+    (min(256, 1 - diff_min)), and holds exactly the exponentials TFLM's arithmetic gives (the
+    kernel's results with the table are checked against the model in the CASES)."""
+    from mcuforge.ir import quant
+    from mcuforge.ir.ops import _fixedpoint as fp
+
+    rng = np.random.default_rng(4)
+    for shape, scale, entries in (((2, 1001), 0.05, 256), ((2, 300), 0.01, 256), ((120, 3), 0.5, None),
+                                  ((1, 200), 0.01, 0), ((1, 10), 0.1, 0)):
+        _, k = lowered(softmax(rng, shape, scale=scale))
+        p = k.params
+        want = entries if entries is not None else 1 - p["diff_min"]
+        if want == 0:
+            assert "exp" not in k.constants, shape
+            continue
+        assert want < 256 or p["diff_min"] < -255
+        d = -np.arange(want, dtype=np.int64)
+        e = fp.exp_on_negative_values(quant.multiply_by_quantized_multiplier_greater_than_one(
+            d, p["input_multiplier"], p["input_left_shift"]), 5)
+        np.testing.assert_array_equal(k.constants["exp"], e)
+        assert k.constants["exp"].dtype == np.int32 and k.constants["exp"][0] == 2**31 - 1
 
 
 def test_lowering_picks_the_kernel_variants():

@@ -258,7 +258,8 @@ int kws_run(void)
             .input_multiplier = 1242899200, .input_left_shift = 24,
             .diff_min = -124,
         };
-        mcu_cmsis_softmax_s8(&params, (const int8_t *)(arena + 0), (int8_t *)(arena + 12));
+        mcu_cmsis_softmax_s8(&params, (const int8_t *)(arena + 0), NULL,
+                       (int8_t *)(arena + 12));
     }
     if (kws_profiler) kws_profiler(-1);
     return KWS_OK;

@@ -281,8 +281,11 @@ void mcu_cmsis_add_s8(const mcu_cmsis_add_params *p, const int8_t *input1, const
 /** Element-wise multiplication of two same-shape tensors; the output may be either input. */
 void mcu_cmsis_mul_s8(const mcu_cmsis_mul_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 
-/** Softmax over the last axis (rows x depth, depth < 512). */
-void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input, int8_t *output);
+/** Softmax over the last axis (rows x depth). exp_table: exp_table[-d] is the Q0.31 exponential of
+    each difference d in [max(diff_min, -255), 0] (precomputed with the kernel's arithmetic), or NULL
+    (each computed). */
+void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input, const int32_t *exp_table,
+                          int8_t *output);
 
 /**
  * TFLM's MultiplyByQuantizedMultiplier(x, multiplier, shift) for multiplier in [0, 2^31) (every
