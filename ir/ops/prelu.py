@@ -72,13 +72,16 @@ def multipliers_in_range(v: OpView) -> str | None:
 # ---- portable kernel -----------------------------------------------------------------------------
 
 def lower_c(call) -> CKernel:
-    """mcu_prelu_s8: the broadcast walk, offsets and both multipliers."""
+    """mcu_prelu_s8: the broadcast walk, offsets and both multipliers, and the output of every x at or
+    above the input zero point (it depends on x alone): `positive`, 256 bytes indexed by x + 128."""
     (x, alpha), out = (a.type for a in call.args), call.type
     (m1, s1), (m2, s2) = multipliers(x.quant.s, alpha.quant.s, out.quant.s)
     params = {"shape": _portable.broadcast_plan(x.shape, alpha.shape, out.shape), "input_offset": -x.quant.zp,
               "alpha_offset": -alpha.quant.zp, "output_offset": out.quant.zp, "positive_multiplier": m1,
               "positive_shift": s1, "negative_multiplier": m2, "negative_shift": s2}
-    return CKernel("mcu_prelu_s8", "mcu_prelu_s8", "mcu_prelu_params", params)
+    a = np.maximum(np.arange(-128, 128, dtype=np.int64) - x.quant.zp, 0)
+    positive = np.clip(quant.multiply_by_quantized_multiplier(a, m1, s1) + out.quant.zp, -128, 127).astype(np.int8)
+    return CKernel("mcu_prelu_s8", "mcu_prelu_s8", "mcu_prelu_params", params, {"positive": positive})
 
 
 register(OpDef(

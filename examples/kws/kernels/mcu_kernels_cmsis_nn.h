@@ -287,23 +287,11 @@ void mcu_cmsis_mul_s8(const mcu_cmsis_mul_params *p, const int8_t *input1, const
 void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input, const int32_t *exp_table,
                           int8_t *output);
 
-/**
- * TFLM's MultiplyByQuantizedMultiplier(x, multiplier, shift) for multiplier in [0, 2^31) (every
- * multiplier QuantizeMultiplier gives) and shift in [-31, 30], bit-exact with mcu_requantize but
- * cheaper: with a non-negative multiplier the saturating rounding doubling high multiply never
- * saturates and equals (x * multiplier + 2^30) >> 31 (halves of negative products round up in both
- * forms), one SMLAL on Cortex-M; the rounding divide by 2^right follows with 32-bit masks. Assumes
- * arithmetic right shifts of negative values (as mcuforge_fixedpoint.h does).
- */
+/** TFLM's MultiplyByQuantizedMultiplier(x, multiplier, shift) for multiplier in [0, 2^31): see
+    mcu_requantize_q31 (mcuforge_fixedpoint.h). */
 static inline int32_t mcu_cmsis_requantize(int32_t x, int32_t multiplier, int32_t shift)
 {
-    const int32_t left = shift > 0 ? shift : 0;
-    const int32_t right = shift > 0 ? 0 : -shift;
-    const int32_t scaled = (int32_t)((uint32_t)x << left);
-    const int32_t high = (int32_t)(((int64_t)scaled * multiplier + ((int64_t)1 << 30)) >> 31);
-    const int32_t mask = (int32_t)(((uint32_t)1 << right) - 1u);
-    const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
-    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
+    return mcu_requantize_q31(x, multiplier, shift);
 }
 
 /** requantize(acc) + output_offset, clamped to [act_min, act_max]: the common epilogue. */

@@ -8,7 +8,7 @@ static inline int8_t mean_out(const mcu_mean_params *p, int32_t sum)
 {
     /* sum - input_zp * count, wrapping as TFLM's int32 arithmetic does */
     sum = (int32_t)((uint32_t)sum + (uint32_t)p->sum_offset);
-    int32_t out = mcu_requantize(sum, p->multiplier, p->shift) + p->output_offset;
+    int32_t out = mcu_requantize_q31(sum, p->multiplier, p->shift) + p->output_offset;
     out = out < -128 ? -128 : out;
     return (int8_t)(out > 127 ? 127 : out);
 }

@@ -21,7 +21,9 @@ typedef struct {
     int32_t positive_multiplier, positive_shift, negative_multiplier, negative_shift;
 } mcu_prelu_params;
 
-/** int8 PRELU with broadcasting. */
-void mcu_prelu_s8(const mcu_prelu_params *p, const int8_t *input, const int8_t *alpha, int8_t *output);
+/** int8 PRELU with broadcasting. positive[x + 128]: the output of each x with a >= 0 (its
+    requantization, offset and clamp, precomputed; entries of x below the zero point unused). */
+void mcu_prelu_s8(const mcu_prelu_params *p, const int8_t *input, const int8_t *alpha, const int8_t *positive,
+                  int8_t *output);
 
 #endif /* MCU_PRELU_S8_H */
