@@ -348,7 +348,8 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
 /*
  * The fast form's pair loop in assembly (mcu_pair_rows3_asm, mcu_pair_rows3_asm_offset for the
  * offset layout): per pair of rows, the accumulators start at the biases, the K loop runs (eight
- * steps per iteration, entered at step 8 - (steps % 8) so any even step count needs no remainder
+ * steps per iteration, the offset layout's sixteen, entered at step 8 - (steps % 8) (16 - (steps %
+ * 16)) so any even step count needs no remainder
  * code: every step is a fixed number of 32-bit instructions), and the six results are requantized
  * (mcu_cmsis_rq + SSAT) and stored. The K loop holds every register, so the pair state lives in
  * this job record (offsets fixed: the assembly reads them). Weak, like mcu_pair_matmul3_fast below:
@@ -365,8 +366,9 @@ struct mcu_pair_job {
     int32_t skip;          /* 32: bytes from a pair's last step to the next pair's entry */
     const int32_t *rq_end; /* 36: the records after the last pair */
     uintptr_t entry;       /* 40: the K loop's entry address (set by the assembly) */
-    int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the wide
-                              layout's straight steps: MCU_PAIR_WIDE_STEPS - steps) */
+    int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the offset
+                              layout's (16 - steps % 16) % 16; the wide layout's straight steps:
+                              MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
     int32_t unused;        /* 60: (keeps the offsets below) */
     /* the wide layout's run of dense blocks (mcu_pair_rows3_asm_wide; the 1x1 kernel's consecutive
@@ -452,13 +454,20 @@ struct mcu_pair_job {
     "str r9, [r0, #40]\n\t"                                                                                       \
     "ldr r1, [r0, #16]\n"
 
-/* the K loop of STEP_, at label 4 */
-#define MCU_PAIR_AKLOOP(STEP_)                                                                                     \
+/* the K loop of STEP_, at label 4: eight steps per iteration (MCU_PAIR_AKLOOP), or sixteen
+   (MCU_PAIR_AKLOOP16: the offset layout's long K, half the loop ends for 352 bytes more code) */
+#define MCU_PAIR_AKSTEPS8_(STEP_, LAST)                                                                            \
+    STEP_(0, "") STEP_(1, "") STEP_(2, "") STEP_(3, "") STEP_(4, "") STEP_(5, "") STEP_(6, "") STEP_(7, LAST)
+#define MCU_PAIR_AKSTEPS16_(STEP_)                                                                                 \
+    MCU_PAIR_AKSTEPS8_(STEP_, "") STEP_(8, "") STEP_(9, "") STEP_(10, "") STEP_(11, "") STEP_(12, "")              \
+        STEP_(13, "") STEP_(14, "") STEP_(15, "!")
+#define MCU_PAIR_AKLOOP_(STEPS)                                                                                    \
     ".balign 4\n"                                                                                                 \
-    "4:\n\t" STEP_(0, "") STEP_(1, "") STEP_(2, "") STEP_(3, "") STEP_(4, "") STEP_(5, "") STEP_(6, "")            \
-        STEP_(7, "!")                                                                                              \
+    "4:\n\t" STEPS                                                                                                \
     "cmp lr, r0\n\t"                                                                                              \
     "bne 4b\n\t"
+#define MCU_PAIR_AKLOOP(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS8_(STEP_, "!"))
+#define MCU_PAIR_AKLOOP16(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS16_(STEP_))
 
 /* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job);
    after the last pair r0 the job, r12 the next out */
@@ -642,7 +651,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      "ldr r9, [r0, #40]\n\t"
                      "ldr r0, [r0, #28]\n\t"
                      "bx r9\n\t"
-                     MCU_PAIR_AKLOOP(MCU_PAIR_AOSTEP_)
+                     MCU_PAIR_AKLOOP16(MCU_PAIR_AOSTEP_)
                      "ldr r0, [sp]\n\t"
                      "str r1, [r0, #16]\n\t"
                      "sub r5, r5, r2\n\t"
@@ -690,7 +699,9 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
                                      const int32_t *bias, const int32_t *rq, const int32_t *col, int32_t layout)
 {
     const int32_t steps = mcu_pair_k4(k) >> 1;
-    const int32_t e = layout == MCU_CMSIS_PAIR_WIDE ? MCU_PAIR_WIDE_STEPS - steps : (8 - (steps & 7)) & 7;
+    const int32_t e = layout == MCU_CMSIS_PAIR_WIDE     ? MCU_PAIR_WIDE_STEPS - steps
+                      : layout == MCU_CMSIS_PAIR_OFFSET ? (16 - (steps & 15)) & 15
+                                                        : (8 - (steps & 7)) & 7;
     const int32_t step = mcu_pair_step_bytes(layout);
     const int8_t *const col_entry = (const int8_t *)col - 4 - 12 * e;
     job->rq = rq;
