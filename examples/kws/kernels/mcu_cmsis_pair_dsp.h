@@ -428,19 +428,20 @@ struct mcu_pair_job {
     "smlad r4, r12, r8, r4\n\t"                                                                                  \
     "smlad r7, r12, r9, r7\n\t"
 
-/* requantize accumulator A into r11 (record m, add, right in r8, r9, r10) */
-#define MCU_PAIR_AREQ(A)                                                                                           \
-    "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2(A, "r11")
+/* requantize accumulator A into D (r11, or A itself: row a's first result, kept for the pair's
+   last store; record m, add, right in r8, r9, r10; r11 scratch) */
+#define MCU_PAIR_AREQ(A, D)                                                                                        \
+    "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2(A, "r11", D)
 /* the same of A = 256 * acc (the offset layout's row b): 2 * acc by an ASR #7, A's sign acc's */
-#define MCU_PAIR_AREQ8(A)                                                                                          \
-    "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2(A, "r11")
+#define MCU_PAIR_AREQ8(A, D)                                                                                       \
+    "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2(A, "r11", D)
 /* the same of A = 2 * acc (the wide layout's doubled weights and biases): no LSL */
-#define MCU_PAIR_AREQW(A) MCU_PAIR_AREQ2(A, A)
-#define MCU_PAIR_AREQ2(A, A2)                                                                                      \
+#define MCU_PAIR_AREQW(A, D) MCU_PAIR_AREQ2(A, A, D)
+#define MCU_PAIR_AREQ2(A, A2, D)                                                                                   \
     "smmlar r11, " A2 ", r8, r9\n\t"                                                                              \
     "add r11, r11, " A ", asr #31\n\t"                                                                            \
-    "asr r11, r11, r10\n\t"                                                                                       \
-    "ssat r11, #8, r11\n\t"
+    "asr " D ", r11, r10\n\t"                                                                                     \
+    "ssat " D ", #8, " D "\n\t"
 
 /* r0: the job; the entry address = label 4 + e * STEP_BYTES */
 #define MCU_PAIR_APROLOGUE(STEP_BYTES)                                                                             \
@@ -480,14 +481,14 @@ struct mcu_pair_job {
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
     "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
     "add r0, r12, r0\n\t"                                                                                         \
-    REQ("r2") "strb r11, [r12]\n\t"                                                                               \
-    REQ("r3") "strb r11, [r1]\n\t"                                                                                \
-    REQ("r4") "strb r11, [r0]\n\t"                                                                                \
+    REQ("r2", "r2") /* stored last, advancing out by its writeback */                                           \
+    REQ("r3", "r11") "strb r11, [r1]\n\t"                                                                         \
+    REQ("r4", "r11") "strb r11, [r0]\n\t"                                                                         \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    REQB("r5") "strb r11, [r12, #1]\n\t"                                                                           \
-    REQB("r6") "strb r11, [r1, #1]\n\t"                                                                            \
-    REQB("r7") "strb r11, [r0, #1]\n\t"                                                                            \
-    "add r12, r12, #2\n\t"                                                                                        \
+    REQB("r5", "r11") "strb r11, [r12, #1]\n\t"                                                                   \
+    REQB("r6", "r11") "strb r11, [r1, #1]\n\t"                                                                    \
+    REQB("r7", "r11") "strb r11, [r0, #1]\n\t"                                                                    \
+    "strb r2, [r12], #2\n\t"                                                                                      \
     "ldr r0, [sp]\n\t"                                                                                            \
     "str r12, [r0, #8]\n\t"                                                                                       \
     "str lr, [r0, #12]\n\t"                                                                                       \
@@ -574,10 +575,10 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
         MCU_PAIR_AWSTEP_(4, "") MCU_PAIR_AWSTEP_(5, "") MCU_PAIR_AWSTEP_(6, "") MCU_PAIR_AWSTEP_(7, "")            \
             MCU_PAIR_AWSTEP_(8, "") MCU_PAIR_AWSTEP_(9, "") MCU_PAIR_AWSTEP_(10, "") MCU_PAIR_AWSTEP_(11, "")
-#define MCU_PAIR_AWSTEPS_12_23                                                                                     \
+#define MCU_PAIR_AWSTEPS_12_22                                                                                     \
     MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
         MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
-            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "") MCU_PAIR_AWSTEP_(23, "!")
+            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "!")
 /* Defined where MCU_PAIR_CONV_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job);
 #if defined(MCU_PAIR_CONV_DEFS)
@@ -589,18 +590,25 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
-                     "ldr r9, [r0, #40]\n\t"
                      "ldrd r2, r5, [r8], #8\n\t"
                      "str r8, [r0, #20]\n\t"
+                     /* the weights' last step first, its sums from the doubled biases (no MOVs) */
+                     "ldr.w r8, [r1, #(8 * 23 + 4)]\n\t"
+                     "ldr.w r9, [r1, #(8 * 23 + 8)]\n\t"
+                     "ldr.w r10, [lr, #(12 * 23 + 4)]\n\t"
+                     "ldr.w r11, [lr, #(12 * 23 + 8)]\n\t"
+                     "ldr.w r12, [lr, #(12 * 23 + 12)]\n\t"
                      "lsl r2, r2, #1\n\t"
                      "lsl r5, r5, #1\n\t"
-                     "mov r3, r2\n\t"
-                     "mov r4, r2\n\t"
-                     "mov r6, r5\n\t"
-                     "mov r7, r5\n\t"
-                     "bx r9\n\t"
+                     "smlad r3, r11, r8, r2\n\t"
+                     "smlad r4, r12, r8, r2\n\t"
+                     "smlad r2, r10, r8, r2\n\t"
+                     "smlad r6, r11, r9, r5\n\t"
+                     "smlad r7, r12, r9, r5\n\t"
+                     "smlad r5, r10, r9, r5\n\t"
+                     "ldr pc, [r0, #40]\n\t" /* the other steps (at least one: K4 >= 4) */
                      ".balign 4\n"
-                     "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_23
+                     "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_22
                      "str r1, [r0, #16]\n\t"
                      MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW, MCU_PAIR_AREQW) MCU_PAIR_ABLOCKS_END
                      MCU_PAIR_ABLOCKS_NEXT
@@ -709,7 +717,8 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
     job->bias = bias;
     job->col = col_entry;
     job->end = col_entry + 12 * (steps + e);
-    job->skip = mcu_pair_stride(k, layout) - step * steps - step * e;
+    /* the wide layout's last step taken first (mcu_pair_rows3_asm_wide): its run ends a step earlier */
+    job->skip = mcu_pair_stride(k, layout) - step * (steps + e) + (layout == MCU_CMSIS_PAIR_WIDE ? step : 0);
     job->rq_end = rq + 6 * pairs;
     job->entry = 0;
     job->e = e;
