@@ -471,12 +471,17 @@ struct mcu_pair_job {
 #define MCU_PAIR_AKLOOP16(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS16_(STEP_))
 
 /* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job);
-   after the last pair r0 the job, r12 the next out */
+   after the last pair r0 the job, r12 the next out. The wide and offset routines place their pair
+   start after their tail (MCU_PAIR_APAIRS_TAIL_), the next pair falling through into it. */
 #define MCU_PAIR_AEPILOGUE MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ, MCU_PAIR_AREQ) MCU_PAIR_ARETURN
 #define MCU_PAIR_ARETURN                                                                                           \
     "add sp, #4\n\t"                                                                                            \
     "pop {r4-r11, pc}\n\t"
-#define MCU_PAIR_APAIRS_END_(REQ, REQB)                                                                                  \
+/* MCU_PAIR_APAIRS_TAIL_ then back to label 1 for the next pair */
+#define MCU_PAIR_APAIRS_END_(REQ, REQB) MCU_PAIR_APAIRS_TAIL_(REQ, REQB) "bne 1b\n\t"
+/* the six results stored, the job advanced to the next pair, its weights in r1; the flags: eq after
+   the last pair */
+#define MCU_PAIR_APAIRS_TAIL_(REQ, REQB)                                                                                  \
     "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
     "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
@@ -496,8 +501,8 @@ struct mcu_pair_job {
     "ldr r1, [r0, #16]\n\t"                                                                                       \
     "ldr r9, [r0, #32]\n\t"                                                                                       \
     "cmp lr, r8\n\t"                                                                                              \
-    "add r1, r1, r9\n\t"                                                                                          \
-    "bne 1b\n\t"
+    "add r1, r1, r9\n\t"
+
 
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_job *job)
 {
@@ -571,6 +576,8 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "str r11, [r4, #" #LO "]\n\t"                                                                                  \
     "str lr, [r4, #(" #LO " + 12)]" WB "\n\t"
 #define MCU_PAIR_WIDE_STEPS 24
+/* the wide layout's straight steps but the last, at label 4 */
+#define MCU_PAIR_AWKLOOP ".balign 4\n" "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_22
 #define MCU_PAIR_AWSTEPS_0_11                                                                                      \
     MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
         MCU_PAIR_AWSTEP_(4, "") MCU_PAIR_AWSTEP_(5, "") MCU_PAIR_AWSTEP_(6, "") MCU_PAIR_AWSTEP_(7, "")            \
@@ -587,6 +594,11 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
                      MCU_PAIR_ABLOCKS_ENTRY
+                     "b 1f\n\t"
+                     MCU_PAIR_AWKLOOP
+                     "str r1, [r0, #16]\n\t"
+                     MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQW, MCU_PAIR_AREQW)
+                     "beq 7f\n\t" /* else the next pair falls through: no taken branch */
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
@@ -607,10 +619,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "smlad r7, r12, r9, r5\n\t"
                      "smlad r5, r10, r9, r5\n\t"
                      "ldr pc, [r0, #40]\n\t" /* the other steps (at least one: K4 >= 4) */
-                     ".balign 4\n"
-                     "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_22
-                     "str r1, [r0, #16]\n\t"
-                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW, MCU_PAIR_AREQW) MCU_PAIR_ABLOCKS_END
+                     "7:\n\t" MCU_PAIR_ABLOCKS_END
                      MCU_PAIR_ABLOCKS_NEXT
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4_lanes' order, one STM), then its pairs */
@@ -642,6 +651,15 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
                      MCU_PAIR_ABLOCKS_ENTRY
+                     "b 1f\n\t"
+                     MCU_PAIR_AKLOOP16(MCU_PAIR_AOSTEP_)
+                     "ldr r0, [sp]\n\t"
+                     "str r1, [r0, #16]\n\t"
+                     "sub r5, r5, r2\n\t"
+                     "sub r6, r6, r3\n\t"
+                     "sub r7, r7, r4\n\t"
+                     MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQ, MCU_PAIR_AREQ8)
+                     "beq 7f\n\t" /* else the next pair falls through: no taken branch */
                      "1:\n\t" /* a pair (r0: the job) */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
@@ -659,13 +677,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      "ldr r9, [r0, #40]\n\t"
                      "ldr r0, [r0, #28]\n\t"
                      "bx r9\n\t"
-                     MCU_PAIR_AKLOOP16(MCU_PAIR_AOSTEP_)
-                     "ldr r0, [sp]\n\t"
-                     "str r1, [r0, #16]\n\t"
-                     "sub r5, r5, r2\n\t"
-                     "sub r6, r6, r3\n\t"
-                     "sub r7, r7, r4\n\t"
-                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ, MCU_PAIR_AREQ8) MCU_PAIR_ABLOCKS_END
+                     "7:\n\t" MCU_PAIR_ABLOCKS_END
                      MCU_PAIR_ABLOCKS_NEXT
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */
