@@ -359,7 +359,7 @@ struct mcu_pair_job {
     int32_t d2, d1;        /* 0, 4: out2 - out0, out1 - out0 */
     int8_t *out;           /* 8: out0 of the next pair */
     const int32_t *rq;     /* 12: the next pair's two records */
-    const int8_t *wp;      /* 16: the next pair's weights, at its entry step, less 4 bytes */
+    const int8_t *wp;      /* 16: the first pair's weights, at its entry step, less 4 bytes (then in r1) */
     const int32_t *bias;   /* 20: the next pair's biases */
     const int8_t *col;     /* 24: the column block at the entry step, less 4 bytes */
     const int8_t *end;     /* 28: where the K loop's column pointer stops */
@@ -428,20 +428,19 @@ struct mcu_pair_job {
     "smlad r4, r12, r8, r4\n\t"                                                                                  \
     "smlad r7, r12, r9, r7\n\t"
 
-/* requantize accumulator A into D (r11, or A itself: row a's first result, kept for the pair's
-   last store; record m, add, right in r8, r9, r10; r11 scratch) */
-#define MCU_PAIR_AREQ(A, D)                                                                                        \
-    "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2(A, "r11", D)
+/* requantize accumulator A in place (record m, add, right in r8, r9, r10; r11 scratch) */
+#define MCU_PAIR_AREQ(A)                                                                                           \
+    "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2(A, "r11")
 /* the same of A = 256 * acc (the offset layout's row b): 2 * acc by an ASR #7, A's sign acc's */
-#define MCU_PAIR_AREQ8(A, D)                                                                                       \
-    "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2(A, "r11", D)
+#define MCU_PAIR_AREQ8(A)                                                                                          \
+    "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2(A, "r11")
 /* the same of A = 2 * acc (the wide layout's doubled weights and biases): no LSL */
-#define MCU_PAIR_AREQW(A, D) MCU_PAIR_AREQ2(A, A, D)
-#define MCU_PAIR_AREQ2(A, A2, D)                                                                                   \
+#define MCU_PAIR_AREQW(A) MCU_PAIR_AREQ2(A, A)
+#define MCU_PAIR_AREQ2(A, A2)                                                                                      \
     "smmlar r11, " A2 ", r8, r9\n\t"                                                                              \
     "add r11, r11, " A ", asr #31\n\t"                                                                            \
-    "asr " D ", r11, r10\n\t"                                                                                     \
-    "ssat " D ", #8, " D "\n\t"
+    "asr " A ", r11, r10\n\t"                                                                                     \
+    "ssat " A ", #8, " A "\n\t"
 
 /* r0: the job; the entry address = label 4 + e * STEP_BYTES */
 #define MCU_PAIR_APROLOGUE(STEP_BYTES)                                                                             \
@@ -470,39 +469,39 @@ struct mcu_pair_job {
 #define MCU_PAIR_AKLOOP(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS8_(STEP_, "!"))
 #define MCU_PAIR_AKLOOP16(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS16_(STEP_))
 
-/* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job);
-   after the last pair r0 the job, r12 the next out. The wide and offset routines place their pair
-   start after their tail (MCU_PAIR_APAIRS_TAIL_), the next pair falling through into it. */
+/* After a pair's K steps (r0: the job, r1: the weights after its last step): its six results
+   requantized in place (r2-r7: every register the stores need stays free), then stored, the job
+   advanced to the next pair and r1 to its weights; the flags eq after the last pair, then r12 the next
+   out. Back to label 1 for the next pair (MCU_PAIR_APAIRS_END_), or, in the wide and offset routines,
+   which place their pair start right after it, falling through into the next pair (no taken branch). */
+#define MCU_PAIR_APAIRS_TAIL_(REQ, REQB)                                                                           \
+    "ldr r12, [r0, #8]\n\t" /* out */                                                                            \
+    "ldr lr, [r0, #12]\n\t" /* rq */                                                                             \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    REQ("r2") REQ("r3") REQ("r4")                                                                                 \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    REQB("r5") REQB("r6") REQB("r7")                                                                              \
+    "ldr r8, [r0, #4]\n\t" /* d1 */                                                                              \
+    "ldr r9, [r0, #0]\n\t" /* d2 */                                                                              \
+    "ldr r10, [r0, #32]\n\t" /* skip */                                                                          \
+    "ldr r11, [r0, #36]\n\t" /* rq_end */                                                                        \
+    "add r8, r12, r8\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */      \
+    "add r9, r12, r9\n\t"                                                                                        \
+    "strb r5, [r12, #1]\n\t"                                                                                     \
+    "strb r2, [r12], #2\n\t"                                                                                     \
+    "strb r6, [r8, #1]\n\t"                                                                                      \
+    "strb r3, [r8]\n\t"                                                                                          \
+    "strb r7, [r9, #1]\n\t"                                                                                      \
+    "strb r4, [r9]\n\t"                                                                                          \
+    "str r12, [r0, #8]\n\t"                                                                                      \
+    "str lr, [r0, #12]\n\t"                                                                                      \
+    "cmp lr, r11\n\t"                                                                                            \
+    "add r1, r1, r10\n\t"
+#define MCU_PAIR_APAIRS_END_(REQ, REQB) MCU_PAIR_APAIRS_TAIL_(REQ, REQB) "bne 1b\n\t"
 #define MCU_PAIR_AEPILOGUE MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ, MCU_PAIR_AREQ) MCU_PAIR_ARETURN
 #define MCU_PAIR_ARETURN                                                                                           \
     "add sp, #4\n\t"                                                                                            \
     "pop {r4-r11, pc}\n\t"
-/* MCU_PAIR_APAIRS_TAIL_ then back to label 1 for the next pair */
-#define MCU_PAIR_APAIRS_END_(REQ, REQB) MCU_PAIR_APAIRS_TAIL_(REQ, REQB) "bne 1b\n\t"
-/* the six results stored, the job advanced to the next pair, its weights in r1; the flags: eq after
-   the last pair */
-#define MCU_PAIR_APAIRS_TAIL_(REQ, REQB)                                                                                  \
-    "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
-    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
-    "add r0, r12, r0\n\t"                                                                                         \
-    REQ("r2", "r2") /* stored last, advancing out by its writeback */                                           \
-    REQ("r3", "r11") "strb r11, [r1]\n\t"                                                                         \
-    REQ("r4", "r11") "strb r11, [r0]\n\t"                                                                         \
-    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    REQB("r5", "r11") "strb r11, [r12, #1]\n\t"                                                                   \
-    REQB("r6", "r11") "strb r11, [r1, #1]\n\t"                                                                    \
-    REQB("r7", "r11") "strb r11, [r0, #1]\n\t"                                                                    \
-    "strb r2, [r12], #2\n\t"                                                                                      \
-    "ldr r0, [sp]\n\t"                                                                                            \
-    "str r12, [r0, #8]\n\t"                                                                                       \
-    "str lr, [r0, #12]\n\t"                                                                                       \
-    "ldr r8, [r0, #36]\n\t"                                                                                       \
-    "ldr r1, [r0, #16]\n\t"                                                                                       \
-    "ldr r9, [r0, #32]\n\t"                                                                                       \
-    "cmp lr, r8\n\t"                                                                                              \
-    "add r1, r1, r9\n\t"
-
 
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_job *job)
 {
@@ -522,7 +521,6 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
                      "bx r9\n\t"
                      MCU_PAIR_AKLOOP(MCU_PAIR_ASTEP_)
                      "ldr r0, [sp]\n\t"
-                     "str r1, [r0, #16]\n\t"
                      MCU_PAIR_AEPILOGUE);
 }
 
@@ -596,7 +594,6 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      MCU_PAIR_ABLOCKS_ENTRY
                      "b 1f\n\t"
                      MCU_PAIR_AWKLOOP
-                     "str r1, [r0, #16]\n\t"
                      MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQW, MCU_PAIR_AREQW)
                      "beq 7f\n\t" /* else the next pair falls through: no taken branch */
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
@@ -654,7 +651,6 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      "b 1f\n\t"
                      MCU_PAIR_AKLOOP16(MCU_PAIR_AOSTEP_)
                      "ldr r0, [sp]\n\t"
-                     "str r1, [r0, #16]\n\t"
                      "sub r5, r5, r2\n\t"
                      "sub r6, r6, r3\n\t"
                      "sub r7, r7, r4\n\t"
