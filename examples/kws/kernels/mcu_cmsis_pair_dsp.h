@@ -370,12 +370,15 @@ struct mcu_pair_job {
                               layout's (16 - steps % 16) % 16; the wide layout's straight steps:
                               MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
-    int32_t unused;        /* 60: (keeps the offsets below) */
+    int32_t rows;          /* 60: the wide layout's run of 3x3 three-channel windows (direct_blocks in
+                              mcu_cmsis_conv2d_s8.c): bytes from one input row to the next; 0: pixels
+                              of in_c values (the 1x1 kernel's) */
     /* the wide layout's run of dense blocks (mcu_pair_rows3_asm_wide; the 1x1 kernel's consecutive
        pixels): */
     const int8_t *x;       /* 64: the next block's first input pixel, its three pixels widened by the
                               assembly; NULL: the caller widened its one block */
-    int32_t in_c;          /* 68: values per pixel (a multiple of four) */
+    int32_t in_c;          /* 68: values per pixel (a multiple of four; with rows, bytes from one window
+                              to the next) */
     int32_t *block;        /* 72: the column block they are widened into */
     int32_t blocks;        /* 76: the blocks left, this one included (0 or 1: this one) */
     const int32_t *rq0;    /* 80: every block's first pair's rq, wp and bias */
@@ -543,7 +546,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "ldr r8, [r0, #76]\n\t"                                                                                       \
     "subs r8, r8, #1\n\t"                                                                                         \
     "bgt 8f\n\t" MCU_PAIR_ARETURN
-#define MCU_PAIR_ABLOCKS_NEXT                                                                                      \
+#define MCU_PAIR_ABLOCKS_NEXT(LOAD)                                                                                \
     "8:\n\t"                                                                                                      \
     "str r8, [r0, #76]\n\t"                                                                                       \
     "ldr r9, [r0, #0]\n\t"                                                                                        \
@@ -558,6 +561,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "5:\n\t"                                                                                                      \
     "ldr r3, [r0, #68]\n\t"                                                                                       \
     "ldr r4, [r0, #72]\n\t"                                                                                       \
+    LOAD                                                                                                          \
     "add r12, r2, r3\n\t"                                                                                         \
     "add r8, r12, r3, lsl #1\n\t"                                                                                 \
     "str r8, [r0, #64]\n\t"
@@ -574,6 +578,21 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "str r11, [r4, #" #LO "]\n\t"                                                                                  \
     "str lr, [r4, #(" #LO " + 12)]" WB "\n\t"
 #define MCU_PAIR_WIDE_STEPS 24
+/* the wide layout's widening of a group of four values of three columns, loaded into r8, r9, r10:
+   mcu_pair_put4_lanes' order, one STM at r4 */
+#define MCU_PAIR_AWPUT3                                                                                            \
+    "sxtb16 r5, r8\n\t"                                                                                            \
+    "sxtb16 r6, r9\n\t"                                                                                            \
+    "sxtb16 r7, r10\n\t"                                                                                           \
+    "sxtb16 r8, r8, ror #8\n\t"                                                                                    \
+    "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
+    "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
+    "stm r4!, {r5-r10}\n\t"
+/* a word at byte OFF of each of the three windows' rows at r2, r12, r3 into r8, r9, r10 */
+#define MCU_PAIR_AW3LOADS_(OFF)                                                                                    \
+    "ldr r8, [r2, #" OFF "]\n\t"                                                                                  \
+    "ldr r9, [r12, #" OFF "]\n\t"                                                                                 \
+    "ldr r10, [r3, #" OFF "]\n\t"
 /* the wide layout's straight steps but the last, at label 4 */
 #define MCU_PAIR_AWKLOOP ".balign 4\n" "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_22
 #define MCU_PAIR_AWSTEPS_0_11                                                                                      \
@@ -617,22 +636,53 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "smlad r5, r10, r9, r5\n\t"
                      "ldr pc, [r0, #40]\n\t" /* the other steps (at least one: K4 >= 4) */
                      "7:\n\t" MCU_PAIR_ABLOCKS_END
-                     MCU_PAIR_ABLOCKS_NEXT
+                     MCU_PAIR_ABLOCKS_NEXT("ldr r7, [r0, #60]\n\t")
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4_lanes' order, one STM), then its pairs */
+                     "cbnz r7, 6f\n\t"
                      "2:\n\t"
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
                      "ldr r8, [r2], #4\n\t"
-                     "sxtb16 r5, r8\n\t"
-                     "sxtb16 r6, r9\n\t"
-                     "sxtb16 r7, r10\n\t"
-                     "sxtb16 r8, r8, ror #8\n\t"
-                     "sxtb16 r9, r9, ror #8\n\t"
-                     "sxtb16 r10, r10, ror #8\n\t"
-                     "stm r4!, {r5-r10}\n\t"
+                     MCU_PAIR_AWPUT3
                      "cmp r2, r12\n\t"
                      "bne 2b\n\t"
+                     "b 1b\n\t"
+                     /* or three 3x3 three-channel windows (job->rows: r11 the row step; r2, r12 and r3
+                        their first rows, r3 the window spacing; r7: the row step), in widen_3x3x3's groups: row 0's
+                        values 0..3, 4..7, 8 with row 1's 0..2 (read from the byte before that row),
+                        row 1's 3..6, 7..8 with row 2's 0..1, row 2's 2..5, 6..8 and a value that
+                        meets a zero weight */
+                     "6:\n\t"
+                     "mov r11, r7\n\t"
+                     "add r3, r12, r3\n\t"
+                     MCU_PAIR_AW3LOADS_("0") MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("4") MCU_PAIR_AWPUT3
+                     "ldr r5, [r2, #8]\n\t"
+                     "ldr r6, [r12, #8]\n\t"
+                     "ldr r7, [r3, #8]\n\t"
+                     "add r2, r2, r11\n\t"
+                     "add r12, r12, r11\n\t"
+                     "add r3, r3, r11\n\t"
+                     MCU_PAIR_AW3LOADS_("-1")
+                     "bfi r8, r5, #0, #8\n\t"
+                     "bfi r9, r6, #0, #8\n\t"
+                     "bfi r10, r7, #0, #8\n\t"
+                     MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("3") MCU_PAIR_AWPUT3
+                     "ldr r5, [r2, #7]\n\t"
+                     "ldr r6, [r12, #7]\n\t"
+                     "ldr r7, [r3, #7]\n\t"
+                     "add r2, r2, r11\n\t"
+                     "add r12, r12, r11\n\t"
+                     "add r3, r3, r11\n\t"
+                     MCU_PAIR_AW3LOADS_("-2")
+                     "pkhbt r8, r5, r8\n\t"
+                     "pkhbt r9, r6, r9\n\t"
+                     "pkhbt r10, r7, r10\n\t"
+                     MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("2") MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("6") MCU_PAIR_AWPUT3
                      "b 1b\n\t");
 }
 #endif
@@ -674,7 +724,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      "ldr r0, [r0, #28]\n\t"
                      "bx r9\n\t"
                      "7:\n\t" MCU_PAIR_ABLOCKS_END
-                     MCU_PAIR_ABLOCKS_NEXT
+                     MCU_PAIR_ABLOCKS_NEXT("")
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */
                      "sub r4, r4, #4\n\t" /* the group's last store advances it by its writeback */
@@ -732,6 +782,7 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
     job->e = e;
     job->x = NULL;
     job->blocks = 0;
+    job->rows = 0;
 }
 
 /** The assembly routine of the pair layout `layout`. */
@@ -861,6 +912,25 @@ static inline void mcu_pair_gemm_restart(struct mcu_pair_gemm *g)
     g->job.rq = g->rq;
     g->job.wp = g->weights - 4 - mcu_pair_step_bytes(g->o.pair_offset) * g->job.e;
     g->job.bias = g->bias;
+}
+#endif
+
+#if MCU_PAIR_ASM
+/** `blocks` whole blocks (>= 1) in one call of the wide or offset layout's assembly `run`, which
+    widens (and sums) each itself: their first columns from x on, `spacing` bytes apart (pixels of
+    in_c values: in_c; with `rows`, 3x3 three-channel windows whose input rows are `rows` bytes
+    apart: the windows' spacing), their outputs from out on, out_c bytes apart. */
+static inline void mcu_pair_gemm_blocks(struct mcu_pair_gemm *g, mcu_pair_routine *run, const int8_t *x,
+                                        int32_t spacing, int32_t rows, int32_t blocks, int32_t out_c, int8_t *out)
+{
+    struct mcu_pair_job *const job = &g->job;
+    job->d1 = out_c, job->d2 = 2 * out_c;
+    mcu_pair_gemm_restart(g);
+    job->x = x, job->in_c = spacing, job->rows = rows, job->block = (int32_t *)(void *)g->col, job->blocks = blocks;
+    job->rq0 = job->rq, job->wp0 = job->wp, job->bias0 = job->bias;
+    job->out = out;
+    run(job);
+    job->x = NULL, job->rows = 0; /* a block after these: widened by the caller */
 }
 #endif
 
