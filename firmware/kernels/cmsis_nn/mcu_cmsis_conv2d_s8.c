@@ -17,6 +17,8 @@
  * two pixels' columns interleaved and two pixels x four output channels per step).
  */
 #define MCU_PAIR_CONV_DEFS /* this kernel may take the wide and offset pair layouts: mcu_cmsis_pair_dsp.h */
+#include <string.h>
+
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -158,9 +160,9 @@ static __attribute__((noinline)) void window_3x3x3(const mcu_cmsis_conv_params *
         mcu_write_s8x4(stage + 4, pad4);
         stage[8] = (int8_t)pad4;
         if (iy >= 0 && iy < p->in_h) {
-            const int8_t *const src = input + (iy * p->in_w + ix0 + lo) * 3;
-            for (int32_t i = 0; i < 3 * (hi - lo); i++) {
-                stage[3 * lo + i] = src[i];
+            const int8_t *src = input + (iy * p->in_w + ix0 + lo) * 3;
+            for (int32_t kx = lo; kx < hi; kx++, src += 3) { /* a tap's three bytes: LDRH / LDRB, no loop */
+                memcpy(stage + 3 * kx, src, 3);
             }
         }
     }
