@@ -706,23 +706,23 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
                      "sub r7, r7, r4\n\t"
                      MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQ, MCU_PAIR_AREQ8)
                      "beq 7f\n\t" /* else the next pair falls through: no taken branch */
-                     "1:\n\t" /* a pair (r0: the job) */
+                     "1:\n\t" /* a pair (r0: the job; its loads back to back) */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
-                     "ldrd r2, r5, [r8], #8\n\t"
-                     "str r8, [r0, #20]\n\t"
                      "ldr r9, [r0, #48]\n\t"
                      "ldr r10, [r0, #52]\n\t"
                      "ldr r11, [r0, #56]\n\t"
+                     "ldr r12, [r0, #40]\n\t"
+                     "ldrd r2, r5, [r8], #8\n\t"
+                     "str r8, [r0, #20]\n\t"
+                     "ldr r0, [r0, #28]\n\t"
                      "sub r3, r2, r10\n\t"
                      "sub r4, r2, r11\n\t"
                      "sub r2, r2, r9\n\t"
                      "add r6, r3, r5, lsl #8\n\t"
                      "add r7, r4, r5, lsl #8\n\t"
                      "add r5, r2, r5, lsl #8\n\t"
-                     "ldr r9, [r0, #40]\n\t"
-                     "ldr r0, [r0, #28]\n\t"
-                     "bx r9\n\t"
+                     "bx r12\n\t"
                      "7:\n\t" MCU_PAIR_ABLOCKS_END
                      MCU_PAIR_ABLOCKS_NEXT("")
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
