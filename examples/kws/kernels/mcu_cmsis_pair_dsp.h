@@ -536,8 +536,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
 /* The runs of dense blocks (job->x; mcu_pair_rows3_asm_wide, mcu_pair_rows3_asm_offset): at the
    routine's start, with job->x to the block's widening at label 5 (r2: its first pixel); after a
    block's last pair, another block (its outputs d2 after this one's end, the pairs from the first)
-   or the return; at label 5 r3 the pixels' spacing, r4 the block, r12 the first pixel's end, job->x
-   the next block's first pixel. */
+   or the return; at label 5 r3 the pixels' spacing, r4 the block, r12 the first pixel's end (the
+   second pixel), job->x the next block's first pixel, and LOAD (MCU_PAIR_ABLOCKS_NEXT's argument: the
+   wide routine's load of job->rows) done. */
 #define MCU_PAIR_ABLOCKS_ENTRY                                                                                     \
     "ldr r2, [r0, #64]\n\t"                                                                                       \
     "cmp r2, #0\n\t"                                                                                              \
