@@ -516,6 +516,8 @@ CASES = {
     "fc_2x640x128_relu6": lambda r: fc(r, 2, 640, 128, act="RELU6", per_channel=True),
     # one row (the word layout): depth tails of 1 to 3 values, a short last group of 2 or 3 units
     "fc_1x42x6": lambda r: fc(r, 1, 42, 6),
+    # several rows, the plain pair layout through the fast pair assembly (mcu_pair_rows3_asm), a short last block
+    "fc_4x64x8_pair_asm": lambda r: fc(r, 4, 64, 8),
     "fc_1x23x7_per_channel": lambda r: fc(r, 1, 23, 7, per_channel=True),
     "fc_1x640x128_relu": lambda r: fc(r, 1, 640, 128, act="RELU", per_channel=True),
     # pools: partial windows, large windows (over 256 elements: the 32-bit sum path), clamps

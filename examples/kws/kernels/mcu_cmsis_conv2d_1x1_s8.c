@@ -73,16 +73,11 @@ static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, cons
     struct mcu_pair_job *const job = &g->job;
     mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset);
     int32_t *const col = (int32_t *)(void *)g->col;
-    job->d1 = out_c, job->d2 = 2 * out_c;
     if (g->o.pair_offset != MCU_CMSIS_PAIR_PLAIN) { /* one call: the assembly widens (and sums) each block */
-        mcu_pair_gemm_restart(g);
-        job->x = x, job->in_c = in_c, job->block = col, job->blocks = blocks;
-        job->rq0 = job->rq, job->wp0 = job->wp, job->bias0 = job->bias;
-        job->out = out;
-        run(job);
-        job->x = NULL; /* a short last block after these: widened by the caller */
+        mcu_pair_gemm_blocks(g, run, x, in_c, 0, blocks, out_c, out);
         return;
     }
+    job->d1 = out_c, job->d2 = 2 * out_c;
     for (; blocks > 0; blocks--, x += 3 * in_c, out += 3 * out_c) {
         widen_groups(x, x + in_c, x + 2 * in_c, in_c, col, NULL, NULL, NULL, 0);
         mcu_pair_gemm_restart(g);

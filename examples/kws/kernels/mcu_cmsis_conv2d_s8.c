@@ -17,6 +17,8 @@
  * two pixels' columns interleaved and two pixels x four output channels per step).
  */
 #define MCU_PAIR_CONV_DEFS /* this kernel may take the wide and offset pair layouts: mcu_cmsis_pair_dsp.h */
+#include <string.h>
+
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -158,9 +160,9 @@ static __attribute__((noinline)) void window_3x3x3(const mcu_cmsis_conv_params *
         mcu_write_s8x4(stage + 4, pad4);
         stage[8] = (int8_t)pad4;
         if (iy >= 0 && iy < p->in_h) {
-            const int8_t *const src = input + (iy * p->in_w + ix0 + lo) * 3;
-            for (int32_t i = 0; i < 3 * (hi - lo); i++) {
-                stage[3 * lo + i] = src[i];
+            const int8_t *src = input + (iy * p->in_w + ix0 + lo) * 3;
+            for (int32_t kx = lo; kx < hi; kx++, src += 3) { /* a tap's three bytes: LDRH / LDRB, no loop */
+                memcpy(stage + 3 * kx, src, 3);
             }
         }
     }
@@ -367,30 +369,24 @@ static int direct_3x3x3(const mcu_cmsis_conv_params *p, const struct window *g)
 /** The whole blocks of a 3x3 three-channel layer (direct_3x3x3) along one output row, every window
     wholly inside the input, from the window at src on (`advance` bytes from one window to the
     next): each block widened straight from the input rows in the wide layout's order
-    (mcu_pair_put4_lanes), then its outputs (out_c bytes apart); on the fast path the pair job's
-    spacing set once. Not inlined, as the 1x1 kernel's dense_blocks: the few values it keeps stay in
-    registers from block to block. */
+    (mcu_pair_put4_lanes), then its outputs (out_c bytes apart); on the fast path all of them in one
+    call of the wide layout's assembly, which widens each block itself (job->rows). Not inlined, as
+    the 1x1 kernel's dense_blocks. */
 static __attribute__((noinline)) void direct_blocks(struct mcu_pair_gemm *gm, const int8_t *src, int32_t step,
                                                     int32_t advance, int32_t out_c, int32_t blocks, int8_t *out)
 {
     int32_t *const col = (int32_t *)(void *)gm->col;
     static const int32_t no_sums[3] = {0, 0, 0}; /* the wide layout reads none */
 #if MCU_PAIR_ASM
-    struct mcu_pair_job *const job = &gm->job;
-    job->d1 = out_c, job->d2 = 2 * out_c;
+    if (gm->fast) { /* one call: the assembly widens each block's windows itself */
+        mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, src, advance, step, blocks, out_c, out);
+        return;
+    }
 #endif
     for (; blocks > 0; blocks--, src += 3 * advance, out += 3 * out_c) {
         widen_3x3x3(src, step, col, NULL, 1);
         widen_3x3x3(src + advance, step, col + 1, NULL, 1);
         widen_3x3x3(src + 2 * advance, step, col + 2, NULL, 1);
-#if MCU_PAIR_ASM
-        if (gm->fast) {
-            mcu_pair_gemm_restart(gm);
-            job->out = out;
-            mcu_pair_rows3_asm_wide(job);
-            continue;
-        }
-#endif
         mcu_pair_gemm_block(gm, no_sums, out, out + out_c, out + 2 * out_c);
     }
 }

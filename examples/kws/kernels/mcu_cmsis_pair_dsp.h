@@ -348,7 +348,8 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
 /*
  * The fast form's pair loop in assembly (mcu_pair_rows3_asm, mcu_pair_rows3_asm_offset for the
  * offset layout): per pair of rows, the accumulators start at the biases, the K loop runs (eight
- * steps per iteration, entered at step 8 - (steps % 8) so any even step count needs no remainder
+ * steps per iteration, the offset layout's sixteen, entered at step 8 - (steps % 8) (16 - (steps %
+ * 16)) so any even step count needs no remainder
  * code: every step is a fixed number of 32-bit instructions), and the six results are requantized
  * (mcu_cmsis_rq + SSAT) and stored. The K loop holds every register, so the pair state lives in
  * this job record (offsets fixed: the assembly reads them). Weak, like mcu_pair_matmul3_fast below:
@@ -358,22 +359,26 @@ struct mcu_pair_job {
     int32_t d2, d1;        /* 0, 4: out2 - out0, out1 - out0 */
     int8_t *out;           /* 8: out0 of the next pair */
     const int32_t *rq;     /* 12: the next pair's two records */
-    const int8_t *wp;      /* 16: the next pair's weights, at its entry step, less 4 bytes */
+    const int8_t *wp;      /* 16: the first pair's weights, at its entry step, less 4 bytes (then in r1) */
     const int32_t *bias;   /* 20: the next pair's biases */
     const int8_t *col;     /* 24: the column block at the entry step, less 4 bytes */
     const int8_t *end;     /* 28: where the K loop's column pointer stops */
     int32_t skip;          /* 32: bytes from a pair's last step to the next pair's entry */
     const int32_t *rq_end; /* 36: the records after the last pair */
     uintptr_t entry;       /* 40: the K loop's entry address (set by the assembly) */
-    int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the wide
-                              layout's straight steps: MCU_PAIR_WIDE_STEPS - steps) */
+    int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the offset
+                              layout's (16 - steps % 16) % 16; the wide layout's straight steps:
+                              MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
-    int32_t unused;        /* 60: (keeps the offsets below) */
+    int32_t rows;          /* 60: the wide layout's run of 3x3 three-channel windows (direct_blocks in
+                              mcu_cmsis_conv2d_s8.c): bytes from one input row to the next; 0: pixels
+                              of in_c values (the 1x1 kernel's) */
     /* the wide layout's run of dense blocks (mcu_pair_rows3_asm_wide; the 1x1 kernel's consecutive
        pixels): */
     const int8_t *x;       /* 64: the next block's first input pixel, its three pixels widened by the
                               assembly; NULL: the caller widened its one block */
-    int32_t in_c;          /* 68: values per pixel (a multiple of four) */
+    int32_t in_c;          /* 68: values per pixel (a multiple of four; with rows, bytes from one window
+                              to the next) */
     int32_t *block;        /* 72: the column block they are widened into */
     int32_t blocks;        /* 76: the blocks left, this one included (0 or 1: this one) */
     const int32_t *rq0;    /* 80: every block's first pair's rq, wp and bias */
@@ -426,7 +431,7 @@ struct mcu_pair_job {
     "smlad r4, r12, r8, r4\n\t"                                                                                  \
     "smlad r7, r12, r9, r7\n\t"
 
-/* requantize accumulator A into r11 (record m, add, right in r8, r9, r10) */
+/* requantize accumulator A in place (record m, add, right in r8, r9, r10; r11 scratch) */
 #define MCU_PAIR_AREQ(A)                                                                                           \
     "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2(A, "r11")
 /* the same of A = 256 * acc (the offset layout's row b): 2 * acc by an ASR #7, A's sign acc's */
@@ -437,8 +442,8 @@ struct mcu_pair_job {
 #define MCU_PAIR_AREQ2(A, A2)                                                                                      \
     "smmlar r11, " A2 ", r8, r9\n\t"                                                                              \
     "add r11, r11, " A ", asr #31\n\t"                                                                            \
-    "asr r11, r11, r10\n\t"                                                                                       \
-    "ssat r11, #8, r11\n\t"
+    "asr " A ", r11, r10\n\t"                                                                                     \
+    "ssat " A ", #8, " A "\n\t"
 
 /* r0: the job; the entry address = label 4 + e * STEP_BYTES */
 #define MCU_PAIR_APROLOGUE(STEP_BYTES)                                                                             \
@@ -452,42 +457,54 @@ struct mcu_pair_job {
     "str r9, [r0, #40]\n\t"                                                                                       \
     "ldr r1, [r0, #16]\n"
 
-/* the K loop of STEP_, at label 4 */
-#define MCU_PAIR_AKLOOP(STEP_)                                                                                     \
+/* the K loop of STEP_, at label 4: eight steps per iteration (MCU_PAIR_AKLOOP), or sixteen
+   (MCU_PAIR_AKLOOP16: the offset layout's long K, half the loop ends for 352 bytes more code) */
+#define MCU_PAIR_AKSTEPS8_(STEP_, LAST)                                                                            \
+    STEP_(0, "") STEP_(1, "") STEP_(2, "") STEP_(3, "") STEP_(4, "") STEP_(5, "") STEP_(6, "") STEP_(7, LAST)
+#define MCU_PAIR_AKSTEPS16_(STEP_)                                                                                 \
+    MCU_PAIR_AKSTEPS8_(STEP_, "") STEP_(8, "") STEP_(9, "") STEP_(10, "") STEP_(11, "") STEP_(12, "")              \
+        STEP_(13, "") STEP_(14, "") STEP_(15, "!")
+#define MCU_PAIR_AKLOOP_(STEPS)                                                                                    \
     ".balign 4\n"                                                                                                 \
-    "4:\n\t" STEP_(0, "") STEP_(1, "") STEP_(2, "") STEP_(3, "") STEP_(4, "") STEP_(5, "") STEP_(6, "")            \
-        STEP_(7, "!")                                                                                              \
+    "4:\n\t" STEPS                                                                                                \
     "cmp lr, r0\n\t"                                                                                              \
     "bne 4b\n\t"
+#define MCU_PAIR_AKLOOP(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS8_(STEP_, "!"))
+#define MCU_PAIR_AKLOOP16(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS16_(STEP_))
 
-/* the six results stored, the job advanced to the next pair (loop at label 1 with r0 the job);
-   after the last pair r0 the job, r12 the next out */
+/* After a pair's K steps (r0: the job, r1: the weights after its last step): its six results
+   requantized in place (r2-r7: every register the stores need stays free), then stored, the job
+   advanced to the next pair and r1 to its weights; the flags eq after the last pair, then r12 the next
+   out. Back to label 1 for the next pair (MCU_PAIR_APAIRS_END_), or, in the wide and offset routines,
+   which place their pair start right after it, falling through into the next pair (no taken branch). */
+#define MCU_PAIR_APAIRS_TAIL_(REQ, REQB)                                                                           \
+    "ldr r12, [r0, #8]\n\t" /* out */                                                                            \
+    "ldr lr, [r0, #12]\n\t" /* rq */                                                                             \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    REQ("r2") REQ("r3") REQ("r4")                                                                                 \
+    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
+    REQB("r5") REQB("r6") REQB("r7")                                                                              \
+    "ldr r8, [r0, #4]\n\t" /* d1 */                                                                              \
+    "ldr r9, [r0, #0]\n\t" /* d2 */                                                                              \
+    "ldr r10, [r0, #32]\n\t" /* skip */                                                                          \
+    "ldr r11, [r0, #36]\n\t" /* rq_end */                                                                        \
+    "add r8, r12, r8\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */      \
+    "add r9, r12, r9\n\t"                                                                                        \
+    "strb r5, [r12, #1]\n\t"                                                                                     \
+    "strb r2, [r12], #2\n\t"                                                                                     \
+    "strb r6, [r8, #1]\n\t"                                                                                      \
+    "strb r3, [r8]\n\t"                                                                                          \
+    "strb r7, [r9, #1]\n\t"                                                                                      \
+    "strb r4, [r9]\n\t"                                                                                          \
+    "str r12, [r0, #8]\n\t"                                                                                      \
+    "str lr, [r0, #12]\n\t"                                                                                      \
+    "cmp lr, r11\n\t"                                                                                            \
+    "add r1, r1, r10\n\t"
+#define MCU_PAIR_APAIRS_END_(REQ, REQB) MCU_PAIR_APAIRS_TAIL_(REQ, REQB) "bne 1b\n\t"
 #define MCU_PAIR_AEPILOGUE MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ, MCU_PAIR_AREQ) MCU_PAIR_ARETURN
 #define MCU_PAIR_ARETURN                                                                                           \
     "add sp, #4\n\t"                                                                                            \
     "pop {r4-r11, pc}\n\t"
-#define MCU_PAIR_APAIRS_END_(REQ, REQB)                                                                                  \
-    "ldm r0, {r0, r1, r12, lr}\n\t" /* d2, d1, out, rq */                                                         \
-    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    "add r1, r12, r1\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */       \
-    "add r0, r12, r0\n\t"                                                                                         \
-    REQ("r2") "strb r11, [r12]\n\t"                                                                               \
-    REQ("r3") "strb r11, [r1]\n\t"                                                                                \
-    REQ("r4") "strb r11, [r0]\n\t"                                                                                \
-    "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    REQB("r5") "strb r11, [r12, #1]\n\t"                                                                           \
-    REQB("r6") "strb r11, [r1, #1]\n\t"                                                                            \
-    REQB("r7") "strb r11, [r0, #1]\n\t"                                                                            \
-    "add r12, r12, #2\n\t"                                                                                        \
-    "ldr r0, [sp]\n\t"                                                                                            \
-    "str r12, [r0, #8]\n\t"                                                                                       \
-    "str lr, [r0, #12]\n\t"                                                                                       \
-    "ldr r8, [r0, #36]\n\t"                                                                                       \
-    "ldr r1, [r0, #16]\n\t"                                                                                       \
-    "ldr r9, [r0, #32]\n\t"                                                                                       \
-    "cmp lr, r8\n\t"                                                                                              \
-    "add r1, r1, r9\n\t"                                                                                          \
-    "bne 1b\n\t"
 
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_job *job)
 {
@@ -507,7 +524,6 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
                      "bx r9\n\t"
                      MCU_PAIR_AKLOOP(MCU_PAIR_ASTEP_)
                      "ldr r0, [sp]\n\t"
-                     "str r1, [r0, #16]\n\t"
                      MCU_PAIR_AEPILOGUE);
 }
 
@@ -520,8 +536,9 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
 /* The runs of dense blocks (job->x; mcu_pair_rows3_asm_wide, mcu_pair_rows3_asm_offset): at the
    routine's start, with job->x to the block's widening at label 5 (r2: its first pixel); after a
    block's last pair, another block (its outputs d2 after this one's end, the pairs from the first)
-   or the return; at label 5 r3 the pixels' spacing, r4 the block, r12 the first pixel's end, job->x
-   the next block's first pixel. */
+   or the return; at label 5 r3 the pixels' spacing, r4 the block, r12 the first pixel's end (the
+   second pixel), job->x the next block's first pixel, and LOAD (MCU_PAIR_ABLOCKS_NEXT's argument: the
+   wide routine's load of job->rows) done. */
 #define MCU_PAIR_ABLOCKS_ENTRY                                                                                     \
     "ldr r2, [r0, #64]\n\t"                                                                                       \
     "cmp r2, #0\n\t"                                                                                              \
@@ -530,7 +547,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "ldr r8, [r0, #76]\n\t"                                                                                       \
     "subs r8, r8, #1\n\t"                                                                                         \
     "bgt 8f\n\t" MCU_PAIR_ARETURN
-#define MCU_PAIR_ABLOCKS_NEXT                                                                                      \
+#define MCU_PAIR_ABLOCKS_NEXT(LOAD)                                                                                \
     "8:\n\t"                                                                                                      \
     "str r8, [r0, #76]\n\t"                                                                                       \
     "ldr r9, [r0, #0]\n\t"                                                                                        \
@@ -545,6 +562,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "5:\n\t"                                                                                                      \
     "ldr r3, [r0, #68]\n\t"                                                                                       \
     "ldr r4, [r0, #72]\n\t"                                                                                       \
+    LOAD                                                                                                          \
     "add r12, r2, r3\n\t"                                                                                         \
     "add r8, r12, r3, lsl #1\n\t"                                                                                 \
     "str r8, [r0, #64]\n\t"
@@ -561,14 +579,31 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "str r11, [r4, #" #LO "]\n\t"                                                                                  \
     "str lr, [r4, #(" #LO " + 12)]" WB "\n\t"
 #define MCU_PAIR_WIDE_STEPS 24
+/* the wide layout's widening of a group of four values of three columns, loaded into r8, r9, r10:
+   mcu_pair_put4_lanes' order, one STM at r4 */
+#define MCU_PAIR_AWPUT3                                                                                            \
+    "sxtb16 r5, r8\n\t"                                                                                            \
+    "sxtb16 r6, r9\n\t"                                                                                            \
+    "sxtb16 r7, r10\n\t"                                                                                           \
+    "sxtb16 r8, r8, ror #8\n\t"                                                                                    \
+    "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
+    "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
+    "stm r4!, {r5-r10}\n\t"
+/* a word at byte OFF of each of the three windows' rows at r2, r12, r3 into r8, r9, r10 */
+#define MCU_PAIR_AW3LOADS_(OFF)                                                                                    \
+    "ldr r8, [r2, #" OFF "]\n\t"                                                                                  \
+    "ldr r9, [r12, #" OFF "]\n\t"                                                                                 \
+    "ldr r10, [r3, #" OFF "]\n\t"
+/* the wide layout's straight steps but the last, at label 4 */
+#define MCU_PAIR_AWKLOOP ".balign 4\n" "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_22
 #define MCU_PAIR_AWSTEPS_0_11                                                                                      \
     MCU_PAIR_AWSTEP_(0, "") MCU_PAIR_AWSTEP_(1, "") MCU_PAIR_AWSTEP_(2, "") MCU_PAIR_AWSTEP_(3, "")                \
         MCU_PAIR_AWSTEP_(4, "") MCU_PAIR_AWSTEP_(5, "") MCU_PAIR_AWSTEP_(6, "") MCU_PAIR_AWSTEP_(7, "")            \
             MCU_PAIR_AWSTEP_(8, "") MCU_PAIR_AWSTEP_(9, "") MCU_PAIR_AWSTEP_(10, "") MCU_PAIR_AWSTEP_(11, "")
-#define MCU_PAIR_AWSTEPS_12_23                                                                                     \
+#define MCU_PAIR_AWSTEPS_12_22                                                                                     \
     MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
         MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
-            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "") MCU_PAIR_AWSTEP_(23, "!")
+            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "!")
 /* Defined where MCU_PAIR_CONV_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job);
 #if defined(MCU_PAIR_CONV_DEFS)
@@ -577,39 +612,78 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
                      MCU_PAIR_ABLOCKS_ENTRY
+                     "b 1f\n\t"
+                     MCU_PAIR_AWKLOOP
+                     MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQW, MCU_PAIR_AREQW)
+                     "beq 7f\n\t" /* else the next pair falls through: no taken branch */
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
-                     "ldr r9, [r0, #40]\n\t"
                      "ldrd r2, r5, [r8], #8\n\t"
                      "str r8, [r0, #20]\n\t"
+                     /* the weights' last step first, its sums from the doubled biases (no MOVs) */
+                     "ldr.w r8, [r1, #(8 * 23 + 4)]\n\t"
+                     "ldr.w r9, [r1, #(8 * 23 + 8)]\n\t"
+                     "ldr.w r10, [lr, #(12 * 23 + 4)]\n\t"
+                     "ldr.w r11, [lr, #(12 * 23 + 8)]\n\t"
+                     "ldr.w r12, [lr, #(12 * 23 + 12)]\n\t"
                      "lsl r2, r2, #1\n\t"
                      "lsl r5, r5, #1\n\t"
-                     "mov r3, r2\n\t"
-                     "mov r4, r2\n\t"
-                     "mov r6, r5\n\t"
-                     "mov r7, r5\n\t"
-                     "bx r9\n\t"
-                     ".balign 4\n"
-                     "4:\n\t" MCU_PAIR_AWSTEPS_0_11 MCU_PAIR_AWSTEPS_12_23
-                     "str r1, [r0, #16]\n\t"
-                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQW, MCU_PAIR_AREQW) MCU_PAIR_ABLOCKS_END
-                     MCU_PAIR_ABLOCKS_NEXT
+                     "smlad r3, r11, r8, r2\n\t"
+                     "smlad r4, r12, r8, r2\n\t"
+                     "smlad r2, r10, r8, r2\n\t"
+                     "smlad r6, r11, r9, r5\n\t"
+                     "smlad r7, r12, r9, r5\n\t"
+                     "smlad r5, r10, r9, r5\n\t"
+                     "ldr pc, [r0, #40]\n\t" /* the other steps (at least one: K4 >= 4) */
+                     "7:\n\t" MCU_PAIR_ABLOCKS_END
+                     MCU_PAIR_ABLOCKS_NEXT("ldr r7, [r0, #60]\n\t")
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4_lanes' order, one STM), then its pairs */
+                     "cbnz r7, 6f\n\t"
                      "2:\n\t"
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
                      "ldr r8, [r2], #4\n\t"
-                     "sxtb16 r5, r8\n\t"
-                     "sxtb16 r6, r9\n\t"
-                     "sxtb16 r7, r10\n\t"
-                     "sxtb16 r8, r8, ror #8\n\t"
-                     "sxtb16 r9, r9, ror #8\n\t"
-                     "sxtb16 r10, r10, ror #8\n\t"
-                     "stm r4!, {r5-r10}\n\t"
+                     MCU_PAIR_AWPUT3
                      "cmp r2, r12\n\t"
                      "bne 2b\n\t"
+                     "b 1b\n\t"
+                     /* or three 3x3 three-channel windows (job->rows: r11 the row step; r2, r12 and r3
+                        their first rows, r3 the window spacing; r7: the row step), in widen_3x3x3's groups: row 0's
+                        values 0..3, 4..7, 8 with row 1's 0..2 (read from the byte before that row),
+                        row 1's 3..6, 7..8 with row 2's 0..1, row 2's 2..5, 6..8 and a value that
+                        meets a zero weight */
+                     "6:\n\t"
+                     "mov r11, r7\n\t"
+                     "add r3, r12, r3\n\t"
+                     MCU_PAIR_AW3LOADS_("0") MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("4") MCU_PAIR_AWPUT3
+                     "ldr r5, [r2, #8]\n\t"
+                     "ldr r6, [r12, #8]\n\t"
+                     "ldr r7, [r3, #8]\n\t"
+                     "add r2, r2, r11\n\t"
+                     "add r12, r12, r11\n\t"
+                     "add r3, r3, r11\n\t"
+                     MCU_PAIR_AW3LOADS_("-1")
+                     "bfi r8, r5, #0, #8\n\t"
+                     "bfi r9, r6, #0, #8\n\t"
+                     "bfi r10, r7, #0, #8\n\t"
+                     MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("3") MCU_PAIR_AWPUT3
+                     "ldr r5, [r2, #7]\n\t"
+                     "ldr r6, [r12, #7]\n\t"
+                     "ldr r7, [r3, #7]\n\t"
+                     "add r2, r2, r11\n\t"
+                     "add r12, r12, r11\n\t"
+                     "add r3, r3, r11\n\t"
+                     MCU_PAIR_AW3LOADS_("-2")
+                     "pkhbt r8, r5, r8\n\t"
+                     "pkhbt r9, r6, r9\n\t"
+                     "pkhbt r10, r7, r10\n\t"
+                     MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("2") MCU_PAIR_AWPUT3
+                     MCU_PAIR_AW3LOADS_("6") MCU_PAIR_AWPUT3
                      "b 1b\n\t");
 }
 #endif
@@ -625,31 +699,33 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
                      MCU_PAIR_ABLOCKS_ENTRY
-                     "1:\n\t" /* a pair (r0: the job) */
+                     "b 1f\n\t"
+                     MCU_PAIR_AKLOOP16(MCU_PAIR_AOSTEP_)
+                     "ldr r0, [sp]\n\t"
+                     "sub r5, r5, r2\n\t"
+                     "sub r6, r6, r3\n\t"
+                     "sub r7, r7, r4\n\t"
+                     MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQ, MCU_PAIR_AREQ8)
+                     "beq 7f\n\t" /* else the next pair falls through: no taken branch */
+                     "1:\n\t" /* a pair (r0: the job; its loads back to back) */
                      "ldr r8, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
-                     "ldrd r2, r5, [r8], #8\n\t"
-                     "str r8, [r0, #20]\n\t"
                      "ldr r9, [r0, #48]\n\t"
                      "ldr r10, [r0, #52]\n\t"
                      "ldr r11, [r0, #56]\n\t"
+                     "ldr r12, [r0, #40]\n\t"
+                     "ldrd r2, r5, [r8], #8\n\t"
+                     "str r8, [r0, #20]\n\t"
+                     "ldr r0, [r0, #28]\n\t"
                      "sub r3, r2, r10\n\t"
                      "sub r4, r2, r11\n\t"
                      "sub r2, r2, r9\n\t"
                      "add r6, r3, r5, lsl #8\n\t"
                      "add r7, r4, r5, lsl #8\n\t"
                      "add r5, r2, r5, lsl #8\n\t"
-                     "ldr r9, [r0, #40]\n\t"
-                     "ldr r0, [r0, #28]\n\t"
-                     "bx r9\n\t"
-                     MCU_PAIR_AKLOOP(MCU_PAIR_AOSTEP_)
-                     "ldr r0, [sp]\n\t"
-                     "str r1, [r0, #16]\n\t"
-                     "sub r5, r5, r2\n\t"
-                     "sub r6, r6, r3\n\t"
-                     "sub r7, r7, r4\n\t"
-                     MCU_PAIR_APAIRS_END_(MCU_PAIR_AREQ, MCU_PAIR_AREQ8) MCU_PAIR_ABLOCKS_END
-                     MCU_PAIR_ABLOCKS_NEXT
+                     "bx r12\n\t"
+                     "7:\n\t" MCU_PAIR_ABLOCKS_END
+                     MCU_PAIR_ABLOCKS_NEXT("")
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */
                      "sub r4, r4, #4\n\t" /* the group's last store advances it by its writeback */
@@ -690,7 +766,9 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
                                      const int32_t *bias, const int32_t *rq, const int32_t *col, int32_t layout)
 {
     const int32_t steps = mcu_pair_k4(k) >> 1;
-    const int32_t e = layout == MCU_CMSIS_PAIR_WIDE ? MCU_PAIR_WIDE_STEPS - steps : (8 - (steps & 7)) & 7;
+    const int32_t e = layout == MCU_CMSIS_PAIR_WIDE     ? MCU_PAIR_WIDE_STEPS - steps
+                      : layout == MCU_CMSIS_PAIR_OFFSET ? (16 - (steps & 15)) & 15
+                                                        : (8 - (steps & 7)) & 7;
     const int32_t step = mcu_pair_step_bytes(layout);
     const int8_t *const col_entry = (const int8_t *)col - 4 - 12 * e;
     job->rq = rq;
@@ -698,12 +776,14 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
     job->bias = bias;
     job->col = col_entry;
     job->end = col_entry + 12 * (steps + e);
-    job->skip = mcu_pair_stride(k, layout) - step * steps - step * e;
+    /* the wide layout's last step taken first (mcu_pair_rows3_asm_wide): its run ends a step earlier */
+    job->skip = mcu_pair_stride(k, layout) - step * (steps + e) + (layout == MCU_CMSIS_PAIR_WIDE ? step : 0);
     job->rq_end = rq + 6 * pairs;
     job->entry = 0;
     job->e = e;
     job->x = NULL;
     job->blocks = 0;
+    job->rows = 0;
 }
 
 /** The assembly routine of the pair layout `layout`. */
@@ -833,6 +913,25 @@ static inline void mcu_pair_gemm_restart(struct mcu_pair_gemm *g)
     g->job.rq = g->rq;
     g->job.wp = g->weights - 4 - mcu_pair_step_bytes(g->o.pair_offset) * g->job.e;
     g->job.bias = g->bias;
+}
+#endif
+
+#if MCU_PAIR_ASM
+/** `blocks` whole blocks (>= 1) in one call of the wide or offset layout's assembly `run`, which
+    widens (and sums) each itself: their first columns from x on, `spacing` bytes apart (pixels of
+    in_c values: in_c; with `rows`, 3x3 three-channel windows whose input rows are `rows` bytes
+    apart: the windows' spacing), their outputs from out on, out_c bytes apart. */
+static inline void mcu_pair_gemm_blocks(struct mcu_pair_gemm *g, mcu_pair_routine *run, const int8_t *x,
+                                        int32_t spacing, int32_t rows, int32_t blocks, int32_t out_c, int8_t *out)
+{
+    struct mcu_pair_job *const job = &g->job;
+    job->d1 = out_c, job->d2 = 2 * out_c;
+    mcu_pair_gemm_restart(g);
+    job->x = x, job->in_c = spacing, job->rows = rows, job->block = (int32_t *)(void *)g->col, job->blocks = blocks;
+    job->rq0 = job->rq, job->wp0 = job->wp, job->bias0 = job->bias;
+    job->out = out;
+    run(job);
+    job->x = NULL, job->rows = 0; /* a block after these: widened by the caller */
 }
 #endif
 
