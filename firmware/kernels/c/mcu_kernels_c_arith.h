@@ -45,20 +45,22 @@ static inline int32_t mcu_broadcast_rows(const mcu_broadcast_params *b)
     return rows;
 }
 
-/** Element offsets in input 1 and input 2 of the first element of output row `row`. */
-static inline void mcu_broadcast_row(const mcu_broadcast_params *b, int32_t row, int32_t *offset1,
-                                     int32_t *offset2)
+/** Steps (*offset1, *offset2), the offsets in input 1 and input 2 of an output row's first element,
+    to the next row's; idx[] is the row's index along the outer axes (all zero for row 0, offsets 0):
+    an odometer, no division. */
+static inline void mcu_broadcast_next(const mcu_broadcast_params *b, int32_t *idx, int32_t *offset1,
+                                      int32_t *offset2)
 {
-    int32_t o1 = 0;
-    int32_t o2 = 0;
     for (int32_t k = MCU_BROADCAST_RANK - 2; k >= 0; k--) {
-        const int32_t i = row % b->dims[k];
-        row /= b->dims[k];
-        o1 += i * b->stride1[k];
-        o2 += i * b->stride2[k];
+        *offset1 += b->stride1[k];
+        *offset2 += b->stride2[k];
+        if (++idx[k] < b->dims[k]) {
+            return;
+        }
+        *offset1 -= b->dims[k] * b->stride1[k];
+        *offset2 -= b->dims[k] * b->stride2[k];
+        idx[k] = 0;
     }
-    *offset1 = o1;
-    *offset2 = o2;
 }
 
 /** Runs the statements after the first three arguments once per output element of the broadcast
@@ -70,15 +72,16 @@ static inline void mcu_broadcast_row(const mcu_broadcast_params *b, int32_t row,
         const int32_t mcu_cols_ = (b)->dims[MCU_BROADCAST_RANK - 1];                    \
         const int32_t mcu_step1_ = (b)->stride1[MCU_BROADCAST_RANK - 1];                \
         const int32_t mcu_step2_ = (b)->stride2[MCU_BROADCAST_RANK - 1];                \
+        int32_t mcu_idx_[MCU_BROADCAST_RANK - 1] = {0};                                 \
+        int32_t mcu_row1_ = 0;                                                          \
+        int32_t mcu_row2_ = 0;                                                          \
         for (int32_t mcu_r_ = 0; mcu_r_ < mcu_rows_; mcu_r_++) {                        \
-            int32_t mcu_row1_;                                                          \
-            int32_t mcu_row2_;                                                          \
-            mcu_broadcast_row(b, mcu_r_, &mcu_row1_, &mcu_row2_);                       \
             for (int32_t mcu_c_ = 0; mcu_c_ < mcu_cols_; mcu_c_++) {                    \
                 const int32_t OFF1 = mcu_row1_ + mcu_c_ * mcu_step1_;                   \
                 const int32_t OFF2 = mcu_row2_ + mcu_c_ * mcu_step2_;                   \
                 __VA_ARGS__                                                             \
             }                                                                           \
+            mcu_broadcast_next(b, mcu_idx_, &mcu_row1_, &mcu_row2_);                    \
         }                                                                               \
     } while (0)
 

@@ -9,10 +9,10 @@
         const int32_t cols = p->dims[MCU_BROADCAST_RANK - 1];                                      \
         const int32_t step1 = p->stride1[MCU_BROADCAST_RANK - 1];                                  \
         const int32_t step2 = p->stride2[MCU_BROADCAST_RANK - 1];                                  \
+        int32_t idx[MCU_BROADCAST_RANK - 1] = {0};                                                 \
+        int32_t off1 = 0;                                                                          \
+        int32_t off2 = 0;                                                                          \
         for (int32_t r = 0; r < rows; r++) {                                                       \
-            int32_t off1;                                                                          \
-            int32_t off2;                                                                          \
-            mcu_broadcast_row(p, r, &off1, &off2);                                                 \
             const type *a = input1 + off1;                                                         \
             const type *b = input2 + off2;                                                         \
             for (int32_t c = 0; c < cols; c++) {                                                   \
@@ -20,6 +20,7 @@
                 const type y = b[c * step2];                                                       \
                 *output++ = x cmp y ? x : y;                                                       \
             }                                                                                      \
+            mcu_broadcast_next(p, idx, &off1, &off2);                                              \
         }                                                                                          \
     }
 

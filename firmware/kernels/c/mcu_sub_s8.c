@@ -10,22 +10,23 @@ void mcu_sub_s8(const mcu_sub_params *p, const int8_t *input1, const int8_t *inp
     const int32_t step2 = p->shape.stride2[MCU_BROADCAST_RANK - 1];
     const int32_t scale_up = (int32_t)1 << p->left_shift;
 
+    int32_t idx[MCU_BROADCAST_RANK - 1] = {0};
+    int32_t off1 = 0;
+    int32_t off2 = 0;
     for (int32_t r = 0; r < rows; r++) {
-        int32_t off1;
-        int32_t off2;
-        mcu_broadcast_row(&p->shape, r, &off1, &off2);
         const int8_t *x1 = input1 + off1;
         const int8_t *x2 = input2 + off2;
         for (int32_t c = 0; c < cols; c++) {
             /* |x + offset| <= 255, so the shifted values fit in int32 */
-            const int32_t a = mcu_requantize(((int32_t)x1[c * step1] + p->input1_offset) * scale_up,
+            const int32_t a = mcu_requantize_q31(((int32_t)x1[c * step1] + p->input1_offset) * scale_up,
                                              p->input1_multiplier, p->input1_shift);
-            const int32_t b = mcu_requantize(((int32_t)x2[c * step2] + p->input2_offset) * scale_up,
+            const int32_t b = mcu_requantize_q31(((int32_t)x2[c * step2] + p->input2_offset) * scale_up,
                                              p->input2_multiplier, p->input2_shift);
-            int32_t out = mcu_requantize(a - b, p->output_multiplier, p->output_shift) + p->output_offset;
+            int32_t out = mcu_requantize_q31(a - b, p->output_multiplier, p->output_shift) + p->output_offset;
             out = out < p->act_min ? p->act_min : out;
             out = out > p->act_max ? p->act_max : out;
             *output++ = (int8_t)out;
         }
+        mcu_broadcast_next(&p->shape, idx, &off1, &off2);
     }
 }
