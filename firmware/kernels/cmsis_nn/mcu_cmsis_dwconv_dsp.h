@@ -765,11 +765,6 @@ static inline int mcu_cmsis_dw_pairs_fit(const mcu_cmsis_dw_view *v, const mcu_c
                                                                   v->dil_p, in_c);
 }
 
-static inline int32_t mcu_cmsis_dw_pack2x(int32_t bottom, int32_t top)
-{
-    return (int32_t)(((uint32_t)(2 * top) << 16) | ((uint32_t)(2 * bottom) & 0xFFFFu));
-}
-
 /** The weights and records of channels [c0, c0 + 4) in the pair layout into w
     (MCU_CMSIS_DW_PAIR_WORDS each). */
 static void mcu_cmsis_dw_pair_weights(const mcu_cmsis_dw_conv_params *p, const int8_t *weights,
