@@ -254,10 +254,13 @@ __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_d
                                                                int32_t *line)
 {
     const int8_t *const x = pl->base + r * pl->in_line;
-    const int32_t lo = pl->lo, hi = pl->hi, ehi = pl->ehi;
+    const int32_t lo = pl->lo, hi = pl->hi;
     mcu_cmsis_dw_pairs_inside(x + pl->inner, pl->step, line + 4 * lo, hi - lo);
-    for (int32_t j = pl->elo < lo ? pl->elo : hi; j < ehi; j = j + 1 == lo ? hi : j + 1) { /* [elo, lo), [hi, ehi) */
-        mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
+    if (pl->elo < lo) { /* [elo, lo) and [hi, ehi): at most one pair each */
+        mcu_cmsis_dw_pair_edge(pl, x, pl->elo, line + 4 * pl->elo);
+    }
+    if (hi < pl->ehi) {
+        mcu_cmsis_dw_pair_edge(pl, x, hi, line + 4 * hi);
     }
 }
 
