@@ -157,11 +157,12 @@ static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
 /** How a group's input lines go into the pair layout (the same for every line): line r's
     position `first` (the first inside the input) at base + r * in_line, positions [first, last)
     inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
-    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside); the pairs
-    outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
+    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside: at most one
+    pair each, (outside, first) and (last - 1 at `rear` bytes from position first, outside)); the
+    pairs outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
 struct mcu_cmsis_dw_pair_plan {
     const int8_t *base;
-    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, zq;
+    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, rear, zq;
 };
 typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
 
@@ -180,18 +181,10 @@ static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_d
     pl.step = v->in_step;
     pl.in_line = v->in_line;
     pl.inner = (2 * pl.lo - pl.first) * pl.step;
+    pl.rear = (2 * pl.hi - pl.first) * pl.step;
     pl.base = input + c0 + (pl.first - pad) * pl.step; /* inside the input whenever a position is */
     pl.zq = mcu_splat_s8x4((int8_t)zp);
     return pl;
-}
-
-/** Pair j of a line (x: its position `first`) where a position may lie outside: the edges. */
-static inline void mcu_cmsis_dw_pair_edge(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x, int32_t j, int32_t *out)
-{
-    const int32_t i = 2 * j, first = pl->first, last = pl->last, step = pl->step;
-    const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - first) * step) : pl->zq;
-    const int32_t q1 = i + 1 >= first && i + 1 < last ? mcu_read_s8x4(x + (i + 1 - first) * step) : pl->zq;
-    mcu_cmsis_dw_pack_pairs(q0, q1, out);
 }
 
 /** n pairs of positions inside the input (in: the first's group, step: bytes between positions)
@@ -256,11 +249,11 @@ __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_d
     const int8_t *const x = pl->base + r * pl->in_line;
     const int32_t lo = pl->lo, hi = pl->hi;
     mcu_cmsis_dw_pairs_inside(x + pl->inner, pl->step, line + 4 * lo, hi - lo);
-    if (pl->elo < lo) { /* [elo, lo) and [hi, ehi): at most one pair each */
-        mcu_cmsis_dw_pair_edge(pl, x, pl->elo, line + 4 * pl->elo);
+    if (pl->elo < lo) { /* first odd: (first - 1, first), first inside unless no position is */
+        mcu_cmsis_dw_pack_pairs(pl->zq, pl->first < pl->last ? mcu_read_s8x4(x) : pl->zq, line + 4 * pl->elo);
     }
-    if (hi < pl->ehi) {
-        mcu_cmsis_dw_pair_edge(pl, x, hi, line + 4 * hi);
+    if (hi < pl->ehi) { /* last odd: (last - 1, last), last - 1 inside */
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(x + pl->rear), pl->zq, line + 4 * hi);
     }
 }
 
