@@ -28,9 +28,10 @@
  * channel by channel in assembly with the channel's six weight pair words in registers, blocks of
  * two pixels in two output rows (each of four input rows two loads, eight multiply-accumulates
  * between them; the first multiply-accumulates of a block start from the bias in one accumulator,
- * one load of it per two). The band's pair words are packed straight from the input words, the
+ * one load of it per two). The band's rows are built in the pair layout of the line sweep (a plan
+ * per group: inside pairs one a step in assembly, the edge pairs from one input word each), the
  * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249
- * -> 158,670 estimated M4 cycles; stride 2 and
+ * -> 148,349 estimated M4 cycles; stride 2 and
  * 3-pixel rows stay pixel by pixel (measured slower so: their widening and per-channel set-up
  * outweigh the cheaper steps).
  */
@@ -42,6 +43,71 @@
 #include "mcu_kernels_cmsis_nn.h"
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+
+#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
+#define MCU_CMSIS_DW_ASM 1 /* the inline assembly of the DSP depthwise paths; without it, its C models */
+#endif
+
+/* ---- The pair layout (here and the line sweep of mcu_cmsis_dwconv_dsp.h): per two input positions
+   2j, 2j + 1 of a group of four channels (depth multiplier 1), one word per channel holding both as
+   an int16 pair, position 2j in the bottom lane ------------------------------------------------------ */
+
+/** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
+    per channel one word, position 2j in the bottom lane. */
+static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
+{
+    const int32_t lo = mcu_pkhbt16(q0, q1), hi = mcu_pkhtb16(q1, q0); /* channels 0, 1 / 2, 3 of both */
+    out[0] = mcu_sxtb16(lo);
+    out[1] = mcu_sxtb16_ror8(lo);
+    out[2] = mcu_sxtb16(hi);
+    out[3] = mcu_sxtb16_ror8(hi);
+}
+
+/** How a group's input lines go into the pair layout (the same for every line): line r's
+    position `first` (the first inside the input) at base + r * in_line, positions [first, last)
+    inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
+    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside: at most one
+    pair each, (outside, first) and (last - 1 at `rear` bytes from position first, outside)); the
+    pairs outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
+struct mcu_cmsis_dw_pair_plan {
+    const int8_t *base;
+    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, rear, zq;
+};
+typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
+
+/** The plan of channels [c0, c0 + 4) (depth multiplier 1) for lines of `span` positions, in_pos of
+    them inside the input after `pad` (step: bytes between input positions, in_line: between lines;
+    zp: the input zero point). */
+static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_at(const int8_t *input, int32_t in_pos, int32_t pad,
+                                                               int32_t step, int32_t in_line, int32_t span,
+                                                               int32_t c0, int32_t zp)
+{
+    mcu_cmsis_dw_pair_plan pl;
+    pl.first = pad < span ? pad : span;
+    pl.last = in_pos + pad < span ? in_pos + pad : span;
+    pl.lo = (pl.first + 1) / 2;
+    pl.hi = pl.last / 2 > pl.lo ? pl.last / 2 : pl.lo;
+    pl.elo = pl.first / 2;
+    pl.ehi = (pl.last + 1) / 2;
+    pl.step = step;
+    pl.in_line = in_line;
+    pl.inner = (2 * pl.lo - pl.first) * step;
+    pl.rear = (2 * pl.hi - pl.first) * step;
+    pl.base = input + c0 + (pl.first - pad) * step; /* inside the input whenever a position is */
+    pl.zq = mcu_splat_s8x4((int8_t)zp);
+    return pl;
+}
+
+/** The edge pairs of a line (x: its position `first`), each one input word and the zero point's. */
+static inline void mcu_cmsis_dw_pair_edges(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x, int32_t *line)
+{
+    if (pl->elo < pl->lo) { /* first odd: (first - 1, first), first inside unless no position is */
+        mcu_cmsis_dw_pack_pairs(pl->zq, pl->first < pl->last ? mcu_read_s8x4(x) : pl->zq, line + 4 * pl->elo);
+    }
+    if (pl->hi < pl->ehi) { /* last odd: (last - 1, last), last - 1 inside */
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(x + pl->rear), pl->zq, line + 4 * pl->hi);
+    }
+}
 
 /** Taps a and b of four channels: acc[k] += x_a[k] * w_a[k] + x_b[k] * w_b[k] (w: the four weight
     pair words). */
@@ -189,37 +255,83 @@ struct mcu_cmsis_dw3x3_band {
     int32_t *plane;    /* scratch */
     int32_t wpr, rows; /* pair words per row used, rows */
     int32_t first;     /* the band's first padded input row (padded row 0: input row -pad_top) */
-    int32_t fill;      /* 0: its rows outside the input already hold the zero point's pairs */
+    int32_t fill;      /* 0: its pairs outside the input already hold the zero point's pairs */
 };
 
+#if defined(MCU_CMSIS_DW_ASM)
+/* mcu_cmsis_dw_pack_pairs in assembly: the words of positions 2j, 2j + 1 in operands a, b into the
+   four pair words at byte `off` from operand o (temporaries t, u; a and b overwritten) */
+#define MCU_CMSIS_DW_PACK_ASM(a, b, o, off)                                                                       \
+    "pkhbt %[t], %[" a "], %[" b "], lsl #16\n\t"                                                                  \
+    "pkhtb %[u], %[" b "], %[" a "], asr #16\n\t"                                                                  \
+    "sxtb16 %[" a "], %[t]\n\t"                                                                                    \
+    "sxtb16 %[t], %[t], ror #8\n\t"                                                                                \
+    "sxtb16 %[" b "], %[u]\n\t"                                                                                    \
+    "sxtb16 %[u], %[u], ror #8\n\t"                                                                                \
+    "str %[" a "], [%[" o "], #" #off "]\n\t"                                                                      \
+    "str %[t], [%[" o "], #" #off "+4]\n\t"                                                                        \
+    "str %[" b "], [%[" o "], #" #off "+8]\n\t"                                                                    \
+    "str %[u], [%[" o "], #" #off "+12]\n\t"
+#endif
+
+/** n (at least one) pairs of input columns inside the input (in: the first's group, step: bytes
+    between columns) into the band's row at w: one pair a step (assembly: eight registers, so the
+    row loop around it keeps its own). */
+static inline void mcu_cmsis_dw3x3_pairs(const int8_t *in, int32_t step, int32_t *w, int32_t n)
+{
+#if defined(MCU_CMSIS_DW_ASM)
+    const int32_t *const end = w + 4 * n;
+    int32_t a, b, t, u;
+    __asm__ volatile("1:\n\t"
+                     "ldr %[a], [%[in]]\n\t"
+                     "ldr %[b], [%[in], %[s]]\n\t"
+                     "add %[in], %[in], %[s], lsl #1\n\t"
+                     MCU_CMSIS_DW_PACK_ASM("a", "b", "w", 0)
+                     "add %[w], %[w], #16\n\t"
+                     "cmp %[w], %[end]\n\t"
+                     "bne 1b\n\t"
+                     : [a] "=&r"(a), [b] "=&r"(b), [t] "=&r"(t), [u] "=&r"(u), [in] "+&r"(in), [w] "+&r"(w)
+                     : [s] "r"(step), [end] "r"(end)
+                     : "memory", "cc");
+#else
+    for (; n > 0; n--, in += 2 * step, w += 4) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), w);
+    }
+#endif
+}
+
 /** Padded input rows [b->first, b->first + b->rows) of channels c0..c0 + 3 widened into the band,
-    padding (and the columns past the input) the input zero point: each pair word from its two
-    columns' input words (the zero point's outside the input) with no copy in between; rows outside
-    the input filled only when b->fill. */
+    padding (and the columns past the input) the input zero point: the rows inside the input in the
+    pair layout (a plan for the group: the inside pairs by mcu_cmsis_dw3x3_pairs, the edge pairs from
+    one input word each), the pairs wholly outside the input and the rows outside it filled only
+    when b->fill. */
 __attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                                             int32_t c0, const struct mcu_cmsis_dw3x3_band *b)
 {
-    const int32_t ch = p->out_c, in_w = p->in_w, wpr = b->wpr, pad_left = p->pad_left;
-    const int32_t zero = mcu_splat_s8x4((int8_t)(-p->input_offset)), zpair = mcu_sxtb16(zero);
-    for (int32_t r = 0; r < b->rows; r++) {
-        const int32_t y = b->first + r - p->pad_top;
-        int32_t *w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * r;
-        if (y < 0 || y >= p->in_h) {
-            for (int32_t k = 0; k < 4 * wpr && b->fill; k++) {
-                w[k] = zpair;
+    const int32_t ch = p->out_c, wpr = b->wpr, zp = -p->input_offset, in_line = p->in_w * ch;
+    const int32_t zpair = mcu_sxtb16(mcu_splat_s8x4((int8_t)zp));
+    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, in_line, 2 * wpr,
+                                                                c0, zp);
+    const int32_t y0 = b->first - p->pad_top, y1 = y0 + b->rows;
+    if (b->fill) {
+        for (int32_t y = y0; y < y1; y++) {
+            int32_t *const w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (y - y0);
+            const int inside = y >= 0 && y < p->in_h;
+            for (int32_t k = 0; k < 4 * wpr; k++) {
+                if (!inside || k < 4 * pl.elo || k >= 4 * pl.ehi) {
+                    w[k] = zpair;
+                }
             }
-            continue;
         }
-        const int8_t *src = input + y * in_w * ch + c0;
-        for (int32_t x = -pad_left; x < 2 * wpr - pad_left; x += 2, w += 4) { /* input columns x, x + 1 */
-            const int32_t q0 = (uint32_t)x < (uint32_t)in_w ? mcu_read_s8x4(src + x * ch) : zero;
-            const int32_t q1 = (uint32_t)(x + 1) < (uint32_t)in_w ? mcu_read_s8x4(src + (x + 1) * ch) : zero;
-            const int32_t lo = mcu_pkhbt16(q0, q1), hi = mcu_pkhtb16(q1, q0); /* as mcu_cmsis_dw3x3_pair */
-            w[0] = mcu_sxtb16(lo);
-            w[1] = mcu_sxtb16_ror8(lo);
-            w[2] = mcu_sxtb16(hi);
-            w[3] = mcu_sxtb16_ror8(hi);
+    }
+    const int32_t from = y0 > 0 ? y0 : 0, to = y1 < p->in_h ? y1 : p->in_h;
+    int32_t *w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (from - y0);
+    const int8_t *x = pl.base + from * in_line;
+    for (int32_t y = from; y < to; y++, w += 4 * MCU_CMSIS_DW3X3_ROW_WORDS, x += in_line) {
+        if (pl.hi > pl.lo) {
+            mcu_cmsis_dw3x3_pairs(x + pl.inner, ch, w + 4 * pl.lo, pl.hi - pl.lo);
         }
+        mcu_cmsis_dw_pair_edges(&pl, x, w);
     }
 }
 

@@ -50,10 +50,6 @@
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
 
-#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
-#define MCU_CMSIS_DW_ASM 1 /* the inline assembly below; without it, its C models */
-#endif
-
 /** The layer in the sweep's orientation: lines (input and output rows, or columns when
     transposed), positions along a line, the filter's extent k_l across lines and k_p along them,
     and the byte steps between input / output pixels along a line and between lines. */
@@ -143,48 +139,11 @@ static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *in
     mcu_cmsis_dw_fill(line, i, span, zp2);
 }
 
-/** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
-    per channel one word, position 2j in the bottom lane. */
-static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
-{
-    const int32_t lo = mcu_pkhbt16(q0, q1), hi = mcu_pkhtb16(q1, q0); /* channels 0, 1 / 2, 3 of both */
-    out[0] = mcu_sxtb16(lo);
-    out[1] = mcu_sxtb16_ror8(lo);
-    out[2] = mcu_sxtb16(hi);
-    out[3] = mcu_sxtb16_ror8(hi);
-}
-
-/** How a group's input lines go into the pair layout (the same for every line): line r's
-    position `first` (the first inside the input) at base + r * in_line, positions [first, last)
-    inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
-    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside: at most one
-    pair each, (outside, first) and (last - 1 at `rear` bytes from position first, outside)); the
-    pairs outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
-struct mcu_cmsis_dw_pair_plan {
-    const int8_t *base;
-    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, rear, zq;
-};
-typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
-
-/** The plan of channels [c0, c0 + 4) (depth multiplier 1) for lines of `span` positions. */
+/** The plan of channels [c0, c0 + 4) of the view's input lines, `span` positions. */
 static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_dw_view *v, const int8_t *input,
                                                                int32_t span, int32_t c0, int32_t zp)
 {
-    mcu_cmsis_dw_pair_plan pl;
-    const int32_t pad = v->pad_p;
-    pl.first = pad < span ? pad : span;
-    pl.last = v->in_pos + pad < span ? v->in_pos + pad : span;
-    pl.lo = (pl.first + 1) / 2;
-    pl.hi = pl.last / 2 > pl.lo ? pl.last / 2 : pl.lo;
-    pl.elo = pl.first / 2;
-    pl.ehi = (pl.last + 1) / 2;
-    pl.step = v->in_step;
-    pl.in_line = v->in_line;
-    pl.inner = (2 * pl.lo - pl.first) * pl.step;
-    pl.rear = (2 * pl.hi - pl.first) * pl.step;
-    pl.base = input + c0 + (pl.first - pad) * pl.step; /* inside the input whenever a position is */
-    pl.zq = mcu_splat_s8x4((int8_t)zp);
-    return pl;
+    return mcu_cmsis_dw_pair_plan_at(input, v->in_pos, v->pad_p, v->in_step, v->in_line, span, c0, zp);
 }
 
 /** n pairs of positions inside the input (in: the first's group, step: bytes between positions)
@@ -207,26 +166,7 @@ static inline void mcu_cmsis_dw_pairs_inside(const int8_t *in, int32_t step, int
                          "ldr %[c], [%[in], %[s2]]\n\t"
                          "ldr %[d], [%[in], %[s3]]\n\t"
                          "add %[in], %[in], %[s1], lsl #2\n\t"
-                         "pkhbt %[t], %[a], %[b], lsl #16\n\t"
-                         "pkhtb %[u], %[b], %[a], asr #16\n\t"
-                         "sxtb16 %[a], %[t]\n\t"
-                         "sxtb16 %[t], %[t], ror #8\n\t"
-                         "sxtb16 %[b], %[u]\n\t"
-                         "sxtb16 %[u], %[u], ror #8\n\t"
-                         "str %[a], [%[o]]\n\t"
-                         "str %[t], [%[o], #4]\n\t"
-                         "str %[b], [%[o], #8]\n\t"
-                         "str %[u], [%[o], #12]\n\t"
-                         "pkhbt %[t], %[c], %[d], lsl #16\n\t"
-                         "pkhtb %[u], %[d], %[c], asr #16\n\t"
-                         "sxtb16 %[c], %[t]\n\t"
-                         "sxtb16 %[t], %[t], ror #8\n\t"
-                         "sxtb16 %[d], %[u]\n\t"
-                         "sxtb16 %[u], %[u], ror #8\n\t"
-                         "str %[c], [%[o], #16]\n\t"
-                         "str %[t], [%[o], #20]\n\t"
-                         "str %[d], [%[o], #24]\n\t"
-                         "str %[u], [%[o], #28]\n\t"
+                         MCU_CMSIS_DW_PACK_ASM("a", "b", "o", 0) MCU_CMSIS_DW_PACK_ASM("c", "d", "o", 16)
                          "add %[o], %[o], #32\n\t"
                          "cmp %[o], %[end]\n\t"
                          "bne 1b\n\t"
@@ -249,12 +189,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_d
     const int8_t *const x = pl->base + r * pl->in_line;
     const int32_t lo = pl->lo, hi = pl->hi;
     mcu_cmsis_dw_pairs_inside(x + pl->inner, pl->step, line + 4 * lo, hi - lo);
-    if (pl->elo < lo) { /* first odd: (first - 1, first), first inside unless no position is */
-        mcu_cmsis_dw_pack_pairs(pl->zq, pl->first < pl->last ? mcu_read_s8x4(x) : pl->zq, line + 4 * pl->elo);
-    }
-    if (hi < pl->ehi) { /* last odd: (last - 1, last), last - 1 inside */
-        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(x + pl->rear), pl->zq, line + 4 * hi);
-    }
+    mcu_cmsis_dw_pair_edges(pl, x, line);
 }
 
 /** Whether a cached line (its tag, its `words` words) must be built to hold input line r (inside
