@@ -607,19 +607,15 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
     for (int32_t c = 0; c < ch; c++) {
         pad[c] = (int8_t)(-p->input_offset); /* the zero point: the fold cancels its x * w */
     }
-    for (int32_t g = 0; g < (ch >> 2); g++) {
+    int32_t *q = wq;
+    for (const int8_t *w = weights, *end = weights + ch - 3; w < end; w += 4, q += 18) { /* a group */
+        MCU_CMSIS_DW_UNROLL
         for (int32_t t = 0; t < 8; t += 2) { /* the tap pairs: (w[t][c], w[t + 1][c]) per channel */
-            const int8_t *w = weights + t * ch + 4 * g;
-            const int32_t wa = mcu_read_s8x4(w), wb = mcu_read_s8x4(w + ch);
-            const int32_t lo = mcu_pkhbt16(wa, wb), hi = mcu_pkhtb16(wb, wa); /* as mcu_cmsis_dw3x3_pair */
-            wq[18 * g + 2 * t] = mcu_sxtb16(lo);
-            wq[18 * g + 2 * t + 1] = mcu_sxtb16_ror8(lo);
-            wq[18 * g + 2 * t + 2] = mcu_sxtb16(hi);
-            wq[18 * g + 2 * t + 3] = mcu_sxtb16_ror8(hi);
+            mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(w + t * ch), mcu_read_s8x4(w + (t + 1) * ch), q + 2 * t);
         }
-        const int32_t word = mcu_read_s8x4(weights + 8 * ch + 4 * g); /* tap 8 */
-        wq[18 * g + 16] = mcu_sxtb16(word);
-        wq[18 * g + 17] = mcu_sxtb16_ror8(word);
+        const int32_t word = mcu_read_s8x4(w + 8 * ch); /* tap 8 */
+        q[16] = mcu_sxtb16(word);
+        q[17] = mcu_sxtb16_ror8(word);
     }
     const struct mcu_cmsis_dw3x3_args k = {p, input, pad, weights, wq, bias, folded, multiplier, shift, rq};
     int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(3, 3, ch, p->in_c));
