@@ -31,7 +31,7 @@
  * one load of it per two). The band's rows are built in the pair layout of the line sweep (a plan
  * per group: inside pairs one a step in assembly, the edge pairs from one input word each), the
  * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249
- * -> 145,803 estimated M4 cycles; stride 2 and
+ * -> 143,979 estimated M4 cycles; stride 2 and
  * 3-pixel rows stay pixel by pixel (measured slower so: their widening and per-channel set-up
  * outweigh the cheaper steps).
  */
@@ -408,8 +408,10 @@ static void mcu_cmsis_dw3x3_band(const struct mcu_cmsis_dw3x3_job *j)
    in r5-r10, r1 the pair word, r2 the output; two output rows at a time, a block of two pixels of
    each (accumulators r3, r4 and r11, r12) taking each of its four input rows as two loads (r0, lr);
    a last odd row two pixels at a time (r3 / r4, loads into r11 / r12, lr the pixels left). On the
-   stack [sp]: bias2, m, add, right (the channel's), ch, rows left, out_w, the row pair's first pair
-   word, the job, the next block's pair word, the pixels left, the output row's bytes. */
+   stack [sp]: bias2, m, add, right (the channel's), ch, rows left, (out_w - 1) * ch, the row pair's
+   first pair word, the job, the next block's pair word, the output row's last pixel (the blocks run
+   while their first pixel is at most that, their second stored where it is below it), the output
+   row's bytes, out_w. */
 #define MCU_CMSIS_DW3X3_MAC4(a, b, x, y, w01, w12)                                                               \
     "smlad " a ", " x ", " w01 ", " a "\n\t"                                                                        \
     "smlatb " b ", " x ", " w01 ", " b "\n\t"                                                                       \
@@ -428,11 +430,14 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
 {
     (void)job;
     __asm__ volatile("push {r4-r11, lr}\n\t"
-                     "sub sp, sp, #48\n\t"
+                     "sub sp, sp, #56\n\t"
                      "str r0, [sp, #32]\n\t"
                      "ldrd r11, r12, [r0, #24]\n\t" /* ch, out_w */
                      "str r11, [sp, #16]\n\t"
-                     "str r12, [sp, #24]\n\t"
+                     "str r12, [sp, #48]\n\t"
+                     "sub lr, r12, #1\n\t"
+                     "mul lr, r11, lr\n\t"
+                     "str lr, [sp, #24]\n\t" /* (out_w - 1) * ch */
                      "mul r12, r11, r12\n\t"
                      "str r12, [sp, #44]\n\t"
                      "3:\n\t" /* a channel */
@@ -452,7 +457,8 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "2:\n\t" /* two rows */
                      "str r1, [sp, #28]\n\t"
                      "ldr lr, [sp, #24]\n\t"
-                     "str lr, [sp, #40]\n\t"
+                     "add lr, lr, r2\n\t"
+                     "str lr, [sp, #40]\n\t" /* the output row's last pixel */
                      "1:\n\t" /* two pixels of each */
                      "ldr r3, [sp]\n\t"
                      "ldr r11, [sp]\n\t"
@@ -481,16 +487,15 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "strb r11, [r2, r1]\n\t"
                      "add r1, r1, r0\n\t"
                      "ldr lr, [sp, #40]\n\t"
-                     "cmp lr, #2\n\t"
-                     "itt ge\n\t"
-                     "strbge r4, [r2, r0]\n\t"
-                     "strbge r12, [r2, r1]\n\t"
+                     "cmp r2, lr\n\t"
+                     "itt lo\n\t" /* the block's second pixel inside the row */
+                     "strblo r4, [r2, r0]\n\t"
+                     "strblo r12, [r2, r1]\n\t"
                      "add r2, r2, r0, lsl #1\n\t"
-                     "subs lr, lr, #2\n\t"
-                     "str lr, [sp, #40]\n\t"
                      "ldr r1, [sp, #36]\n\t"
-                     "bgt 1b\n\t"
-                     "mla r2, lr, r0, r2\n\t" /* an odd row: one pixel back */
+                     "cmp r2, lr\n\t"
+                     "bls 1b\n\t"
+                     "add r2, lr, r0\n\t" /* the row's end */
                      "ldr r0, [sp, #44]\n\t"
                      "ldr r1, [sp, #28]\n\t"
                      "add r2, r2, r0\n\t" /* past the second row */
@@ -502,7 +507,7 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "bgt 2b\n\t"
                      "blt 6f\n\t"
                      "5:\n\t" /* the last odd row */
-                     "ldr lr, [sp, #24]\n\t"
+                     "ldr lr, [sp, #48]\n\t"
                      "4:\n\t"
                      "ldr r3, [sp]\n\t"
                      MCU_CMSIS_DW3X3_LD2(0, "r11", "r12")
@@ -534,7 +539,7 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "subs r1, r1, #1\n\t"
                      "str r1, [r0, #20]\n\t"
                      "bgt 3b\n\t"
-                     "add sp, sp, #48\n\t"
+                     "add sp, sp, #56\n\t"
                      "pop {r4-r11, pc}\n\t");
 }
 #endif
