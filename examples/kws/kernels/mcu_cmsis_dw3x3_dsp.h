@@ -614,6 +614,7 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
     }
     int32_t *q = wq;
     for (const int8_t *w = weights, *end = weights + ch - 3; w < end; w += 4, q += 18) { /* a group */
+        MCU_CMSIS_DW_UNROLL
         for (int32_t t = 0; t < 8; t += 2) { /* the tap pairs: (w[t][c], w[t + 1][c]) per channel */
             mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(w + t * ch), mcu_read_s8x4(w + (t + 1) * ch), q + 2 * t);
         }
