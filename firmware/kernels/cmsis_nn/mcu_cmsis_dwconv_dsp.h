@@ -147,8 +147,8 @@ static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_d
 }
 
 /** n pairs of positions inside the input (in: the first's group, step: bytes between positions)
-    into out: two at a time in assembly (four loads back to back, the stores after each pair's
-    packing), else one at a time. */
+    into out: four at a time in assembly (two groups of four loads back to back, the stores after
+    each pair's packing; two pairs left over enter the loop at its second half), else one at a time. */
 static inline void mcu_cmsis_dw_pairs_inside(const int8_t *in, int32_t step, int32_t *out, int32_t n)
 {
 #if defined(MCU_CMSIS_DW_ASM)
@@ -160,14 +160,26 @@ static inline void mcu_cmsis_dw_pairs_inside(const int8_t *in, int32_t step, int
     if (n > 1) {
         const int32_t *const end = out + 4 * (n & ~1);
         int32_t a, b, c, d, t, u;
-        __asm__ volatile("1:\n\t"
+        __asm__ volatile("sub %[t], %[end], %[o]\n\t"
+                         "tst %[t], #32\n\t" /* (n & 2): into the second half, out 32 bytes back */
+                         "itt ne\n\t"
+                         "subne %[o], %[o], #32\n\t"
+                         "bne 2f\n\t"
+                         "1:\n\t"
                          "ldr %[a], [%[in]]\n\t"
                          "ldr %[b], [%[in], %[s1]]\n\t"
                          "ldr %[c], [%[in], %[s2]]\n\t"
                          "ldr %[d], [%[in], %[s3]]\n\t"
                          "add %[in], %[in], %[s1], lsl #2\n\t"
                          MCU_CMSIS_DW_PACK_ASM("a", "b", "o", 0) MCU_CMSIS_DW_PACK_ASM("c", "d", "o", 16)
-                         "add %[o], %[o], #32\n\t"
+                         "2:\n\t"
+                         "ldr %[a], [%[in]]\n\t"
+                         "ldr %[b], [%[in], %[s1]]\n\t"
+                         "ldr %[c], [%[in], %[s2]]\n\t"
+                         "ldr %[d], [%[in], %[s3]]\n\t"
+                         "add %[in], %[in], %[s1], lsl #2\n\t"
+                         MCU_CMSIS_DW_PACK_ASM("a", "b", "o", 32) MCU_CMSIS_DW_PACK_ASM("c", "d", "o", 48)
+                         "add %[o], %[o], #64\n\t"
                          "cmp %[o], %[end]\n\t"
                          "bne 1b\n\t"
                          : [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d), [t] "=&r"(t), [u] "=&r"(u),
