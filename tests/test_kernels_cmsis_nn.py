@@ -471,6 +471,8 @@ CASES = {
     # and a partial group; rows whose inside pairs are odd in number (one before the two at a time)
     "dw3x3_c13_pairs_s2_columns_overlap": lambda r: dwconv(r, (21, 13), 13, 1, (3, 3), stride=(2, 2)),
     "dw3x3_c8_pairs_s2_rows_pad1": lambda r: dwconv(r, (13, 23), 8, 1, (3, 3), stride=(2, 2)),
+    # valid padding, an odd width: a rear edge pair (the last position and the zero point), no front one
+    "dw3x3_c8_pairs_valid_odd_rear": lambda r: dwconv(r, (9, 13), 8, 1, (3, 3), padding="VALID"),
     # one input channel (DSP: dot products of tap pairs; Helium: dot products of the taps copied into
     # a band, gathered with dilation; over 48 taps the pixel path, a byte broadcast per tap)
     "dw3x3_c1_mult8_s2": lambda r: dwconv(r, (17, 16), 1, 8, (3, 3), stride=(2, 2)),

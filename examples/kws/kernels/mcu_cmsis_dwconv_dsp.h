@@ -50,10 +50,6 @@
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
 
-#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
-#define MCU_CMSIS_DW_ASM 1 /* the inline assembly below; without it, its C models */
-#endif
-
 /** The layer in the sweep's orientation: lines (input and output rows, or columns when
     transposed), positions along a line, the filter's extent k_l across lines and k_p along them,
     and the byte steps between input / output pixels along a line and between lines. */
@@ -143,60 +139,16 @@ static void mcu_cmsis_dw_build_line(const mcu_cmsis_dw_view *v, const int8_t *in
     mcu_cmsis_dw_fill(line, i, span, zp2);
 }
 
-/** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
-    per channel one word, position 2j in the bottom lane. */
-static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
-{
-    const int32_t lo = mcu_pkhbt16(q0, q1), hi = mcu_pkhtb16(q1, q0); /* channels 0, 1 / 2, 3 of both */
-    out[0] = mcu_sxtb16(lo);
-    out[1] = mcu_sxtb16_ror8(lo);
-    out[2] = mcu_sxtb16(hi);
-    out[3] = mcu_sxtb16_ror8(hi);
-}
-
-/** How a group's input lines go into the pair layout (the same for every line): line r's
-    position `first` (the first inside the input) at base + r * in_line, positions [first, last)
-    inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
-    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside); the pairs
-    outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
-struct mcu_cmsis_dw_pair_plan {
-    const int8_t *base;
-    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, zq;
-};
-typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
-
-/** The plan of channels [c0, c0 + 4) (depth multiplier 1) for lines of `span` positions. */
+/** The plan of channels [c0, c0 + 4) of the view's input lines, `span` positions. */
 static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_of(const mcu_cmsis_dw_view *v, const int8_t *input,
                                                                int32_t span, int32_t c0, int32_t zp)
 {
-    mcu_cmsis_dw_pair_plan pl;
-    const int32_t pad = v->pad_p;
-    pl.first = pad < span ? pad : span;
-    pl.last = v->in_pos + pad < span ? v->in_pos + pad : span;
-    pl.lo = (pl.first + 1) / 2;
-    pl.hi = pl.last / 2 > pl.lo ? pl.last / 2 : pl.lo;
-    pl.elo = pl.first / 2;
-    pl.ehi = (pl.last + 1) / 2;
-    pl.step = v->in_step;
-    pl.in_line = v->in_line;
-    pl.inner = (2 * pl.lo - pl.first) * pl.step;
-    pl.base = input + c0 + (pl.first - pad) * pl.step; /* inside the input whenever a position is */
-    pl.zq = mcu_splat_s8x4((int8_t)zp);
-    return pl;
-}
-
-/** Pair j of a line (x: its position `first`) where a position may lie outside: the edges. */
-static inline void mcu_cmsis_dw_pair_edge(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x, int32_t j, int32_t *out)
-{
-    const int32_t i = 2 * j, first = pl->first, last = pl->last, step = pl->step;
-    const int32_t q0 = i >= first && i < last ? mcu_read_s8x4(x + (i - first) * step) : pl->zq;
-    const int32_t q1 = i + 1 >= first && i + 1 < last ? mcu_read_s8x4(x + (i + 1 - first) * step) : pl->zq;
-    mcu_cmsis_dw_pack_pairs(q0, q1, out);
+    return mcu_cmsis_dw_pair_plan_at(input, v->in_pos, v->pad_p, v->in_step, v->in_line, span, c0, zp);
 }
 
 /** n pairs of positions inside the input (in: the first's group, step: bytes between positions)
-    into out: two at a time in assembly (four loads back to back, the stores after each pair's
-    packing), else one at a time. */
+    into out: four at a time in assembly (two groups of four loads back to back, the stores after
+    each pair's packing; two pairs left over enter the loop at its second half), else one at a time. */
 static inline void mcu_cmsis_dw_pairs_inside(const int8_t *in, int32_t step, int32_t *out, int32_t n)
 {
 #if defined(MCU_CMSIS_DW_ASM)
@@ -208,33 +160,26 @@ static inline void mcu_cmsis_dw_pairs_inside(const int8_t *in, int32_t step, int
     if (n > 1) {
         const int32_t *const end = out + 4 * (n & ~1);
         int32_t a, b, c, d, t, u;
-        __asm__ volatile("1:\n\t"
+        __asm__ volatile("sub %[t], %[end], %[o]\n\t"
+                         "tst %[t], #32\n\t" /* (n & 2): into the second half, out 32 bytes back */
+                         "itt ne\n\t"
+                         "subne %[o], %[o], #32\n\t"
+                         "bne 2f\n\t"
+                         "1:\n\t"
                          "ldr %[a], [%[in]]\n\t"
                          "ldr %[b], [%[in], %[s1]]\n\t"
                          "ldr %[c], [%[in], %[s2]]\n\t"
                          "ldr %[d], [%[in], %[s3]]\n\t"
                          "add %[in], %[in], %[s1], lsl #2\n\t"
-                         "pkhbt %[t], %[a], %[b], lsl #16\n\t"
-                         "pkhtb %[u], %[b], %[a], asr #16\n\t"
-                         "sxtb16 %[a], %[t]\n\t"
-                         "sxtb16 %[t], %[t], ror #8\n\t"
-                         "sxtb16 %[b], %[u]\n\t"
-                         "sxtb16 %[u], %[u], ror #8\n\t"
-                         "str %[a], [%[o]]\n\t"
-                         "str %[t], [%[o], #4]\n\t"
-                         "str %[b], [%[o], #8]\n\t"
-                         "str %[u], [%[o], #12]\n\t"
-                         "pkhbt %[t], %[c], %[d], lsl #16\n\t"
-                         "pkhtb %[u], %[d], %[c], asr #16\n\t"
-                         "sxtb16 %[c], %[t]\n\t"
-                         "sxtb16 %[t], %[t], ror #8\n\t"
-                         "sxtb16 %[d], %[u]\n\t"
-                         "sxtb16 %[u], %[u], ror #8\n\t"
-                         "str %[c], [%[o], #16]\n\t"
-                         "str %[t], [%[o], #20]\n\t"
-                         "str %[d], [%[o], #24]\n\t"
-                         "str %[u], [%[o], #28]\n\t"
-                         "add %[o], %[o], #32\n\t"
+                         MCU_CMSIS_DW_PACK_ASM("a", "b", "o", 0) MCU_CMSIS_DW_PACK_ASM("c", "d", "o", 16)
+                         "2:\n\t"
+                         "ldr %[a], [%[in]]\n\t"
+                         "ldr %[b], [%[in], %[s1]]\n\t"
+                         "ldr %[c], [%[in], %[s2]]\n\t"
+                         "ldr %[d], [%[in], %[s3]]\n\t"
+                         "add %[in], %[in], %[s1], lsl #2\n\t"
+                         MCU_CMSIS_DW_PACK_ASM("a", "b", "o", 32) MCU_CMSIS_DW_PACK_ASM("c", "d", "o", 48)
+                         "add %[o], %[o], #64\n\t"
                          "cmp %[o], %[end]\n\t"
                          "bne 1b\n\t"
                          : [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d), [t] "=&r"(t), [u] "=&r"(u),
@@ -254,11 +199,9 @@ __attribute__((noinline)) static void mcu_cmsis_dw_build_pairs(const mcu_cmsis_d
                                                                int32_t *line)
 {
     const int8_t *const x = pl->base + r * pl->in_line;
-    const int32_t lo = pl->lo, hi = pl->hi, ehi = pl->ehi;
+    const int32_t lo = pl->lo, hi = pl->hi;
     mcu_cmsis_dw_pairs_inside(x + pl->inner, pl->step, line + 4 * lo, hi - lo);
-    for (int32_t j = pl->elo < lo ? pl->elo : hi; j < ehi; j = j + 1 == lo ? hi : j + 1) { /* [elo, lo), [hi, ehi) */
-        mcu_cmsis_dw_pair_edge(pl, x, j, line + 4 * j);
-    }
+    mcu_cmsis_dw_pair_edges(pl, x, line);
 }
 
 /** Whether a cached line (its tag, its `words` words) must be built to hold input line r (inside
@@ -763,11 +706,6 @@ static inline int mcu_cmsis_dw_pairs_fit(const mcu_cmsis_dw_view *v, const mcu_c
     const int32_t words = c->slots * 4 * ((c->span + 1) / 2) + MCU_CMSIS_DW_PAIR_END + 1 + c->slots;
     return 4 * words <= MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(v->k_l, v->k_p, v->dil_l, v->out_pos, v->stride_p,
                                                                   v->dil_p, in_c);
-}
-
-static inline int32_t mcu_cmsis_dw_pack2x(int32_t bottom, int32_t top)
-{
-    return (int32_t)(((uint32_t)(2 * top) << 16) | ((uint32_t)(2 * bottom) & 0xFFFFu));
 }
 
 /** The weights and records of channels [c0, c0 + 4) in the pair layout into w

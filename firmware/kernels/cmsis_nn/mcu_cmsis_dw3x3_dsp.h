@@ -27,7 +27,11 @@
  * once into the same scratch (pair words: per two padded columns and channel one int16 pair), then
  * channel by channel in assembly with the channel's six weight pair words in registers, blocks of
  * two pixels in two output rows (each of four input rows two loads, eight multiply-accumulates
- * between them). On VWW's 6x6x128 layers: 208,040 -> 169,249 estimated M4 cycles; stride 2 and
+ * between them; the first multiply-accumulates of a block start from the bias in one accumulator,
+ * one load of it per two). The band's rows are built in the pair layout of the line sweep (a plan
+ * per group: inside pairs one a step in assembly, the edge pairs from one input word each), the
+ * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249
+ * -> 143,979 estimated M4 cycles; stride 2 and
  * 3-pixel rows stay pixel by pixel (measured slower so: their widening and per-channel set-up
  * outweigh the cheaper steps).
  */
@@ -39,6 +43,71 @@
 #include "mcu_kernels_cmsis_nn.h"
 
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+
+#if defined(__OPTIMIZE__) && !defined(MCU_CMSIS_DSP_EMULATE)
+#define MCU_CMSIS_DW_ASM 1 /* the inline assembly of the DSP depthwise paths; without it, its C models */
+#endif
+
+/* ---- The pair layout (here and the line sweep of mcu_cmsis_dwconv_dsp.h): per two input positions
+   2j, 2j + 1 of a group of four channels (depth multiplier 1), one word per channel holding both as
+   an int16 pair, position 2j in the bottom lane ------------------------------------------------------ */
+
+/** The four channels of input positions 2j, 2j + 1 (q0, q1: their four bytes) in the pair layout:
+    per channel one word, position 2j in the bottom lane. */
+static inline void mcu_cmsis_dw_pack_pairs(int32_t q0, int32_t q1, int32_t *out)
+{
+    const int32_t lo = mcu_pkhbt16(q0, q1), hi = mcu_pkhtb16(q1, q0); /* channels 0, 1 / 2, 3 of both */
+    out[0] = mcu_sxtb16(lo);
+    out[1] = mcu_sxtb16_ror8(lo);
+    out[2] = mcu_sxtb16(hi);
+    out[3] = mcu_sxtb16_ror8(hi);
+}
+
+/** How a group's input lines go into the pair layout (the same for every line): line r's
+    position `first` (the first inside the input) at base + r * in_line, positions [first, last)
+    inside, pairs [lo, hi) both inside (the first of them at `inner` bytes from position first),
+    pairs [elo, lo) and [hi, ehi) partly (the zero point zq, four bytes, where outside: at most one
+    pair each, (outside, first) and (last - 1 at `rear` bytes from position first, outside)); the
+    pairs outside the input hold the zero point from the start (mcu_cmsis_dw_dsp_pairs), never built. */
+struct mcu_cmsis_dw_pair_plan {
+    const int8_t *base;
+    int32_t in_line, step, first, last, lo, hi, elo, ehi, inner, rear, zq;
+};
+typedef struct mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan; /* not a parameter struct */
+
+/** The plan of channels [c0, c0 + 4) (depth multiplier 1) for lines of `span` positions, in_pos of
+    them inside the input after `pad` (step: bytes between input positions, in_line: between lines;
+    zp: the input zero point). */
+static inline mcu_cmsis_dw_pair_plan mcu_cmsis_dw_pair_plan_at(const int8_t *input, int32_t in_pos, int32_t pad,
+                                                               int32_t step, int32_t in_line, int32_t span,
+                                                               int32_t c0, int32_t zp)
+{
+    mcu_cmsis_dw_pair_plan pl;
+    pl.first = pad < span ? pad : span;
+    pl.last = in_pos + pad < span ? in_pos + pad : span;
+    pl.lo = (pl.first + 1) / 2;
+    pl.hi = pl.last / 2 > pl.lo ? pl.last / 2 : pl.lo;
+    pl.elo = pl.first / 2;
+    pl.ehi = (pl.last + 1) / 2;
+    pl.step = step;
+    pl.in_line = in_line;
+    pl.inner = (2 * pl.lo - pl.first) * step;
+    pl.rear = (2 * pl.hi - pl.first) * step;
+    pl.base = input + c0 + (pl.first - pad) * step; /* inside the input whenever a position is */
+    pl.zq = mcu_splat_s8x4((int8_t)zp);
+    return pl;
+}
+
+/** The edge pairs of a line (x: its position `first`), each one input word and the zero point's. */
+static inline void mcu_cmsis_dw_pair_edges(const mcu_cmsis_dw_pair_plan *pl, const int8_t *x, int32_t *line)
+{
+    if (pl->elo < pl->lo) { /* first odd: (first - 1, first), first inside unless no position is */
+        mcu_cmsis_dw_pack_pairs(pl->zq, pl->first < pl->last ? mcu_read_s8x4(x) : pl->zq, line + 4 * pl->elo);
+    }
+    if (pl->hi < pl->ehi) { /* last odd: (last - 1, last), last - 1 inside */
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(x + pl->rear), pl->zq, line + 4 * pl->hi);
+    }
+}
 
 /** Taps a and b of four channels: acc[k] += x_a[k] * w_a[k] + x_b[k] * w_b[k] (w: the four weight
     pair words). */
@@ -186,43 +255,83 @@ struct mcu_cmsis_dw3x3_band {
     int32_t *plane;    /* scratch */
     int32_t wpr, rows; /* pair words per row used, rows */
     int32_t first;     /* the band's first padded input row (padded row 0: input row -pad_top) */
-    int32_t fill;      /* 0: its rows outside the input already hold the zero point's pairs */
+    int32_t fill;      /* 0: its pairs outside the input already hold the zero point's pairs */
 };
 
+#if defined(MCU_CMSIS_DW_ASM)
+/* mcu_cmsis_dw_pack_pairs in assembly: the words of positions 2j, 2j + 1 in operands a, b into the
+   four pair words at byte `off` from operand o (temporaries t, u; a and b overwritten) */
+#define MCU_CMSIS_DW_PACK_ASM(a, b, o, off)                                                                       \
+    "pkhbt %[t], %[" a "], %[" b "], lsl #16\n\t"                                                                  \
+    "pkhtb %[u], %[" b "], %[" a "], asr #16\n\t"                                                                  \
+    "sxtb16 %[" a "], %[t]\n\t"                                                                                    \
+    "sxtb16 %[t], %[t], ror #8\n\t"                                                                                \
+    "sxtb16 %[" b "], %[u]\n\t"                                                                                    \
+    "sxtb16 %[u], %[u], ror #8\n\t"                                                                                \
+    "str %[" a "], [%[" o "], #" #off "]\n\t"                                                                      \
+    "str %[t], [%[" o "], #" #off "+4]\n\t"                                                                        \
+    "str %[" b "], [%[" o "], #" #off "+8]\n\t"                                                                    \
+    "str %[u], [%[" o "], #" #off "+12]\n\t"
+#endif
+
+/** n (at least one) pairs of input columns inside the input (in: the first's group, step: bytes
+    between columns) into the band's row at w: one pair a step (assembly: eight registers, so the
+    row loop around it keeps its own). */
+static inline void mcu_cmsis_dw3x3_pairs(const int8_t *in, int32_t step, int32_t *w, int32_t n)
+{
+#if defined(MCU_CMSIS_DW_ASM)
+    const int32_t *const end = w + 4 * n;
+    int32_t a, b, t, u;
+    __asm__ volatile("1:\n\t"
+                     "ldr %[a], [%[in]]\n\t"
+                     "ldr %[b], [%[in], %[s]]\n\t"
+                     "add %[in], %[in], %[s], lsl #1\n\t"
+                     MCU_CMSIS_DW_PACK_ASM("a", "b", "w", 0)
+                     "add %[w], %[w], #16\n\t"
+                     "cmp %[w], %[end]\n\t"
+                     "bne 1b\n\t"
+                     : [a] "=&r"(a), [b] "=&r"(b), [t] "=&r"(t), [u] "=&r"(u), [in] "+&r"(in), [w] "+&r"(w)
+                     : [s] "r"(step), [end] "r"(end)
+                     : "memory", "cc");
+#else
+    for (; n > 0; n--, in += 2 * step, w += 4) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), w);
+    }
+#endif
+}
+
 /** Padded input rows [b->first, b->first + b->rows) of channels c0..c0 + 3 widened into the band,
-    padding (and the columns past the input) the input zero point: each row's input words first
-    copied into a padded row of words (its side columns the zero point, set once), then widened two
-    columns a word with no checks. */
+    padding (and the columns past the input) the input zero point: the rows inside the input in the
+    pair layout (a plan for the group: the inside pairs by mcu_cmsis_dw3x3_pairs, the edge pairs from
+    one input word each), the pairs wholly outside the input and the rows outside it filled only
+    when b->fill. */
 __attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                                             int32_t c0, const struct mcu_cmsis_dw3x3_band *b)
 {
-    const int32_t ch = p->out_c, in_w = p->in_w, wpr = b->wpr, pad_left = p->pad_left;
-    const int32_t zero = mcu_splat_s8x4((int8_t)(-p->input_offset)), zpair = mcu_sxtb16(zero);
-    int32_t row[2 * MCU_CMSIS_DW3X3_ROW_WORDS]; /* padded columns 0 .. 2 * wpr - 1 */
-    const int32_t cols = 2 * wpr - pad_left < in_w ? 2 * wpr - pad_left : in_w; /* input columns used */
-    for (int32_t x = 0; x < 2 * wpr; x++) {
-        row[x] = zero;
-    }
-    for (int32_t r = 0; r < b->rows; r++) {
-        const int32_t y = b->first + r - p->pad_top;
-        int32_t *w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * r;
-        if (y < 0 || y >= p->in_h) {
-            for (int32_t k = 0; k < 4 * wpr && b->fill; k++) {
-                w[k] = zpair;
+    const int32_t ch = p->out_c, wpr = b->wpr, zp = -p->input_offset, in_line = p->in_w * ch;
+    const int32_t zpair = mcu_sxtb16(mcu_splat_s8x4((int8_t)zp));
+    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, in_line, 2 * wpr,
+                                                                c0, zp);
+    const int32_t y0 = b->first - p->pad_top, y1 = y0 + b->rows;
+    if (b->fill) {
+        for (int32_t y = y0; y < y1; y++) {
+            int32_t *const w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (y - y0);
+            const int inside = y >= 0 && y < p->in_h;
+            for (int32_t k = 0; k < 4 * wpr; k++) {
+                if (!inside || k < 4 * pl.elo || k >= 4 * pl.ehi) {
+                    w[k] = zpair;
+                }
             }
-            continue;
         }
-        const int8_t *src = input + y * in_w * ch + c0;
-        for (int32_t x = 0; x < cols; x++, src += ch) {
-            row[pad_left + x] = mcu_read_s8x4(src);
+    }
+    const int32_t from = y0 > 0 ? y0 : 0, to = y1 < p->in_h ? y1 : p->in_h;
+    int32_t *w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (from - y0);
+    const int8_t *x = pl.base + from * in_line;
+    for (int32_t y = from; y < to; y++, w += 4 * MCU_CMSIS_DW3X3_ROW_WORDS, x += in_line) {
+        if (pl.hi > pl.lo) {
+            mcu_cmsis_dw3x3_pairs(x + pl.inner, ch, w + 4 * pl.lo, pl.hi - pl.lo);
         }
-        for (const int32_t *q = row, *end = row + 2 * wpr; q < end; q += 2, w += 4) {
-            const int32_t lo = mcu_pkhbt16(q[0], q[1]), hi = mcu_pkhtb16(q[1], q[0]); /* as mcu_cmsis_dw3x3_pair */
-            w[0] = mcu_sxtb16(lo);
-            w[1] = mcu_sxtb16_ror8(lo);
-            w[2] = mcu_sxtb16(hi);
-            w[3] = mcu_sxtb16_ror8(hi);
-        }
+        mcu_cmsis_dw_pair_edges(&pl, x, w);
     }
 }
 
@@ -241,24 +350,25 @@ struct mcu_cmsis_dw3x3_job {
     int32_t step, rows, n, ch, out_w;
 };
 
-/** The records of channels c0..c0 + 3. */
+/** The int16 pair (2 * bottom, 2 * top): two doubled weights. */
+static inline int32_t mcu_cmsis_dw_pack2x(int32_t bottom, int32_t top)
+{
+    return mcu_pkhbt16(2 * bottom, 2 * top); /* the doubled values' low halves */
+}
+
+/** The records of channels c0..c0 + 3, each straight from its nine weights. */
 static void mcu_cmsis_dw3x3_records(const int8_t *weights, const int32_t *folded, const int32_t *rq, int32_t ch,
                                     int32_t c0, int32_t *rec)
 {
-    int32_t e[9], o[9]; /* per tap: channels (0, 2) and (1, 3) as int16 pairs, doubled */
-    for (int32_t t = 0; t < 9; t++) {
-        const int32_t word = mcu_read_s8x4(weights + t * ch + c0);
-        e[t] = (int32_t)(((uint32_t)mcu_sxtb16(word) << 1) & 0xfffeffffu); /* both lanes doubled */
-        o[t] = (int32_t)(((uint32_t)mcu_sxtb16_ror8(word) << 1) & 0xfffeffffu);
-    }
-    for (int32_t j = 0; j < 4; j++, rec += MCU_CMSIS_DW3X3_RECORD_WORDS) {
-        const int32_t c = c0 + j, *r = rq + 3 * c, *h = j & 1 ? o : e;
+    for (int32_t c = c0; c < c0 + 4; c++, rec += MCU_CMSIS_DW3X3_RECORD_WORDS) {
+        const int8_t *t = weights + c;
         rec[0] = (int32_t)((uint32_t)folded[c] << 1);
-        rec[1] = r[0], rec[2] = r[1], rec[3] = r[2];
-        for (int32_t ky = 0; ky < 3; ky++) { /* (w0, w1) and (w1, w2) of channel j's lane */
-            const int32_t *t = h + 3 * ky;
-            rec[4 + 2 * ky] = j & 2 ? mcu_pkhtb16(t[1], t[0]) : mcu_pkhbt16(t[0], t[1]);
-            rec[5 + 2 * ky] = j & 2 ? mcu_pkhtb16(t[2], t[1]) : mcu_pkhbt16(t[1], t[2]);
+        rec[1] = rq[3 * c], rec[2] = rq[3 * c + 1], rec[3] = rq[3 * c + 2];
+        MCU_CMSIS_DW_UNROLL
+        for (int32_t ky = 0; ky < 3; ky++, t += 3 * ch) { /* (w0, w1) and (w1, w2) of filter row ky */
+            const int32_t w0 = t[0], w1 = t[ch], w2 = t[2 * ch];
+            rec[4 + 2 * ky] = mcu_cmsis_dw_pack2x(w0, w1);
+            rec[5 + 2 * ky] = mcu_cmsis_dw_pack2x(w1, w2);
         }
     }
 }
@@ -298,11 +408,19 @@ static void mcu_cmsis_dw3x3_band(const struct mcu_cmsis_dw3x3_job *j)
    in r5-r10, r1 the pair word, r2 the output; two output rows at a time, a block of two pixels of
    each (accumulators r3, r4 and r11, r12) taking each of its four input rows as two loads (r0, lr);
    a last odd row two pixels at a time (r3 / r4, loads into r11 / r12, lr the pixels left). On the
-   stack [sp]: bias2, m, add, right (the channel's), ch, rows left, out_w, the row pair's first pair
-   word, the job, the next block's pair word, the pixels left, the output row's bytes. */
+   stack [sp]: bias2, m, add, right (the channel's), ch, rows left, (out_w - 1) * ch, the row pair's
+   first pair word, the job, the next block's pair word, the output row's last pixel (the blocks run
+   while their first pixel is at most that, their second stored where it is below it), the output
+   row's bytes, out_w. */
 #define MCU_CMSIS_DW3X3_MAC4(a, b, x, y, w01, w12)                                                               \
     "smlad " a ", " x ", " w01 ", " a "\n\t"                                                                        \
     "smlatb " b ", " x ", " w01 ", " b "\n\t"                                                                       \
+    "smlabt " a ", " y ", " w12 ", " a "\n\t"                                                                       \
+    "smlad " b ", " y ", " w12 ", " b "\n\t"
+/* the same where a holds the bias and b nothing yet: b from a first */
+#define MCU_CMSIS_DW3X3_MAC4_FIRST(a, b, x, y, w01, w12)                                                         \
+    "smlatb " b ", " x ", " w01 ", " a "\n\t"                                                                       \
+    "smlad " a ", " x ", " w01 ", " a "\n\t"                                                                        \
     "smlabt " a ", " y ", " w12 ", " a "\n\t"                                                                       \
     "smlad " b ", " y ", " w12 ", " b "\n\t"
 #define MCU_CMSIS_DW3X3_LD2(ky, x, y) "ldr " x ", [r1, #(128 * " #ky ")]\n\tldr " y ", [r1, #(128 * " #ky " + 16)]\n\t"
@@ -312,11 +430,14 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
 {
     (void)job;
     __asm__ volatile("push {r4-r11, lr}\n\t"
-                     "sub sp, sp, #48\n\t"
+                     "sub sp, sp, #56\n\t"
                      "str r0, [sp, #32]\n\t"
                      "ldrd r11, r12, [r0, #24]\n\t" /* ch, out_w */
                      "str r11, [sp, #16]\n\t"
-                     "str r12, [sp, #24]\n\t"
+                     "str r12, [sp, #48]\n\t"
+                     "sub lr, r12, #1\n\t"
+                     "mul lr, r11, lr\n\t"
+                     "str lr, [sp, #24]\n\t" /* (out_w - 1) * ch */
                      "mul r12, r11, r12\n\t"
                      "str r12, [sp, #44]\n\t"
                      "3:\n\t" /* a channel */
@@ -336,17 +457,16 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "2:\n\t" /* two rows */
                      "str r1, [sp, #28]\n\t"
                      "ldr lr, [sp, #24]\n\t"
-                     "str lr, [sp, #40]\n\t"
+                     "add lr, lr, r2\n\t"
+                     "str lr, [sp, #40]\n\t" /* the output row's last pixel */
                      "1:\n\t" /* two pixels of each */
                      "ldr r3, [sp]\n\t"
-                     "ldr r4, [sp]\n\t"
                      "ldr r11, [sp]\n\t"
-                     "ldr r12, [sp]\n\t"
                      MCU_CMSIS_DW3X3_LD2(0, "r0", "lr")
-                     MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r0", "lr", "r5", "r6")
+                     MCU_CMSIS_DW3X3_MAC4_FIRST("r3", "r4", "r0", "lr", "r5", "r6")
                      MCU_CMSIS_DW3X3_LD2(1, "r0", "lr")
                      MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r0", "lr", "r7", "r8")
-                     MCU_CMSIS_DW3X3_MAC4("r11", "r12", "r0", "lr", "r5", "r6")
+                     MCU_CMSIS_DW3X3_MAC4_FIRST("r11", "r12", "r0", "lr", "r5", "r6")
                      MCU_CMSIS_DW3X3_LD2(2, "r0", "lr")
                      MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r0", "lr", "r9", "r10")
                      MCU_CMSIS_DW3X3_MAC4("r11", "r12", "r0", "lr", "r7", "r8")
@@ -367,16 +487,15 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "strb r11, [r2, r1]\n\t"
                      "add r1, r1, r0\n\t"
                      "ldr lr, [sp, #40]\n\t"
-                     "cmp lr, #2\n\t"
-                     "itt ge\n\t"
-                     "strbge r4, [r2, r0]\n\t"
-                     "strbge r12, [r2, r1]\n\t"
+                     "cmp r2, lr\n\t"
+                     "itt lo\n\t" /* the block's second pixel inside the row */
+                     "strblo r4, [r2, r0]\n\t"
+                     "strblo r12, [r2, r1]\n\t"
                      "add r2, r2, r0, lsl #1\n\t"
-                     "subs lr, lr, #2\n\t"
-                     "str lr, [sp, #40]\n\t"
                      "ldr r1, [sp, #36]\n\t"
-                     "bgt 1b\n\t"
-                     "mla r2, lr, r0, r2\n\t" /* an odd row: one pixel back */
+                     "cmp r2, lr\n\t"
+                     "bls 1b\n\t"
+                     "add r2, lr, r0\n\t" /* the row's end */
                      "ldr r0, [sp, #44]\n\t"
                      "ldr r1, [sp, #28]\n\t"
                      "add r2, r2, r0\n\t" /* past the second row */
@@ -388,12 +507,11 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "bgt 2b\n\t"
                      "blt 6f\n\t"
                      "5:\n\t" /* the last odd row */
-                     "ldr lr, [sp, #24]\n\t"
+                     "ldr lr, [sp, #48]\n\t"
                      "4:\n\t"
                      "ldr r3, [sp]\n\t"
-                     "ldr r4, [sp]\n\t"
                      MCU_CMSIS_DW3X3_LD2(0, "r11", "r12")
-                     MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r11", "r12", "r5", "r6")
+                     MCU_CMSIS_DW3X3_MAC4_FIRST("r3", "r4", "r11", "r12", "r5", "r6")
                      MCU_CMSIS_DW3X3_LD2(1, "r11", "r12")
                      MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r11", "r12", "r7", "r8")
                      MCU_CMSIS_DW3X3_LD2(2, "r11", "r12")
@@ -421,7 +539,7 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cms
                      "subs r1, r1, #1\n\t"
                      "str r1, [r0, #20]\n\t"
                      "bgt 3b\n\t"
-                     "add sp, sp, #48\n\t"
+                     "add sp, sp, #56\n\t"
                      "pop {r4-r11, pc}\n\t");
 }
 #endif
@@ -494,19 +612,15 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
     for (int32_t c = 0; c < ch; c++) {
         pad[c] = (int8_t)(-p->input_offset); /* the zero point: the fold cancels its x * w */
     }
-    for (int32_t g = 0; g < (ch >> 2); g++) {
+    int32_t *q = wq;
+    for (const int8_t *w = weights, *end = weights + ch - 3; w < end; w += 4, q += 18) { /* a group */
+        MCU_CMSIS_DW_UNROLL
         for (int32_t t = 0; t < 8; t += 2) { /* the tap pairs: (w[t][c], w[t + 1][c]) per channel */
-            const int8_t *w = weights + t * ch + 4 * g;
-            const int32_t wa = mcu_read_s8x4(w), wb = mcu_read_s8x4(w + ch);
-            const int32_t lo = mcu_pkhbt16(wa, wb), hi = mcu_pkhtb16(wb, wa); /* as mcu_cmsis_dw3x3_pair */
-            wq[18 * g + 2 * t] = mcu_sxtb16(lo);
-            wq[18 * g + 2 * t + 1] = mcu_sxtb16_ror8(lo);
-            wq[18 * g + 2 * t + 2] = mcu_sxtb16(hi);
-            wq[18 * g + 2 * t + 3] = mcu_sxtb16_ror8(hi);
+            mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(w + t * ch), mcu_read_s8x4(w + (t + 1) * ch), q + 2 * t);
         }
-        const int32_t word = mcu_read_s8x4(weights + 8 * ch + 4 * g); /* tap 8 */
-        wq[18 * g + 16] = mcu_sxtb16(word);
-        wq[18 * g + 17] = mcu_sxtb16_ror8(word);
+        const int32_t word = mcu_read_s8x4(w + 8 * ch); /* tap 8 */
+        q[16] = mcu_sxtb16(word);
+        q[17] = mcu_sxtb16_ror8(word);
     }
     const struct mcu_cmsis_dw3x3_args k = {p, input, pad, weights, wq, bias, folded, multiplier, shift, rq};
     int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(3, 3, ch, p->in_c));
