@@ -518,6 +518,13 @@ CASES = {
     "fc_1x42x6": lambda r: fc(r, 1, 42, 6),
     "fc_1x23x7_per_channel": lambda r: fc(r, 1, 23, 7, per_channel=True),
     "fc_1x640x128_relu": lambda r: fc(r, 1, 640, 128, act="RELU", per_channel=True),
+    # tiny heads: whole groups of four run by one assembly loop with their requantization (full int8
+    # range, or clamped), a short last group of one, two or three units after them
+    "fc_1x16x12": lambda r: fc(r, 1, 16, 12),
+    "fc_1x128x2": lambda r: fc(r, 1, 128, 2),
+    "fc_1x48x5_relu6": lambda r: fc(r, 1, 48, 5, act="RELU6"),
+    "fc_1x32x7_relu": lambda r: fc(r, 1, 32, 7, act="RELU", per_channel=True),
+    "fc_1x16x1": lambda r: fc(r, 1, 16, 1),
     # pools: partial windows, large windows (over 256 elements: the 32-bit sum path), clamps
     "avg_3x3_s1_same_c7": lambda r: pool(r, "average_pool_2d", (6, 5), 7, (3, 3), (1, 1)),
     "avg_2x2_s2_same_odd_c8": lambda r: pool(r, "average_pool_2d", (7, 7), 8, (2, 2), (2, 2)),
