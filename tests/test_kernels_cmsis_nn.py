@@ -452,6 +452,12 @@ CASES = {
     # taps padding, dilation, odd channels and widths (tails); 1-D maps keep the pixel path
     "dw5x1_c24_same_raster": lambda r: dwconv(r, (12, 9), 24, 1, (5, 1)),
     "dw1x5_c13_same_raster": lambda r: dwconv(r, (7, 10), 13, 1, (1, 5), act="RELU6"),
+    # 1 x K on Helium: the inside windows row by row in one assembly loop (whole vectors a row, a
+    # tail-predicated last one; rows two input rows apart; lanes two columns apart), the border
+    # columns with their inside taps only
+    "dw1x3_c4_rows_whole": lambda r: dwconv(r, (5, 10), 4, 1, (1, 3)),
+    "dw1x5_c6_rows_s2x1": lambda r: dwconv(r, (9, 11), 6, 1, (1, 5), stride=(2, 1)),
+    "dw1x7_c3_rows_s1x2": lambda r: dwconv(r, (6, 23), 3, 1, (1, 7), stride=(1, 2), act="RELU"),
     "dw3x1_c7_valid": lambda r: dwconv(r, (9, 6), 7, 1, (3, 1), padding="VALID"),
     "dw1x7_c5_dil2": lambda r: dwconv(r, (6, 19), 5, 1, (1, 7), dil=(1, 2)),
     "dw1x8_c32_one_row": lambda r: dwconv(r, (1, 49), 32, 1, (1, 8), padding="VALID"),
@@ -522,6 +528,13 @@ CASES = {
     "fc_4x64x8_pair_asm": lambda r: fc(r, 4, 64, 8),
     "fc_1x23x7_per_channel": lambda r: fc(r, 1, 23, 7, per_channel=True),
     "fc_1x640x128_relu": lambda r: fc(r, 1, 640, 128, act="RELU", per_channel=True),
+    # tiny heads: whole groups of four run by one assembly loop with their requantization (full int8
+    # range, or clamped), a short last group of one, two or three units after them
+    "fc_1x16x12": lambda r: fc(r, 1, 16, 12),
+    "fc_1x128x2": lambda r: fc(r, 1, 128, 2),
+    "fc_1x48x5_relu6": lambda r: fc(r, 1, 48, 5, act="RELU6"),
+    "fc_1x32x7_relu": lambda r: fc(r, 1, 32, 7, act="RELU", per_channel=True),
+    "fc_1x16x1": lambda r: fc(r, 1, 16, 1),
     # pools: partial windows, large windows (over 256 elements: the 32-bit sum path), clamps
     "avg_3x3_s1_same_c7": lambda r: pool(r, "average_pool_2d", (6, 5), 7, (3, 3), (1, 1)),
     "avg_2x2_s2_same_odd_c8": lambda r: pool(r, "average_pool_2d", (7, 7), 8, (2, 2), (2, 2)),

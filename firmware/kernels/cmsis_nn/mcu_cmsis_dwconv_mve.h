@@ -563,23 +563,26 @@ MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_48, 3)
 #endif
 
 #if !defined(__NO_INLINE__)
-/** Lanes [0, n) of the line path (mcu_cmsis_dw_mve_lines), one output channel, four lanes a vector
-    (tail-predicated), in assembly. TAPS (compile time) taps, tab[2k] / tab[2k + 1]: tap k's weight
-    times 2^left (the requantization's left shift done by the multiply-accumulates, wrapping like
-    TFLM's) and its base address; lane i of a vector reads tap k at base_k + o[i] (a gather), o
-    moving by in_step per vector; bias: the folded bias times 2^left; fix: -1 when the
-    requantization divides (the fix-up's factor), else 0; the lanes' outputs at out + ooff[i], out
-    moving by out_step per vector. */
+/** Lanes [0, n) of rows[2] rows of the line path (mcu_cmsis_dw_mve_lines), one output channel, four
+    lanes a vector (tail-predicated), in assembly. TAPS (compile time) taps, tab[2k] / tab[2k + 1]:
+    tap k's weight times 2^left (the requantization's left shift done by the multiply-accumulates,
+    wrapping like TFLM's) and its base address; lane i of a vector reads tap k at base_k + o[i] (a
+    gather), o moving by in_step per vector, and each row's o its first's (rows[4 .. 7]) plus rows[0]
+    times the row (the last vector's tail-predicated VADD leaves o's lanes apart); bias: the folded
+    bias times 2^left; fix: -1 when the requantization divides (the fix-up's factor), else 0; the
+    lanes' outputs at out + ooff[i], out moving by out_step per vector and by rows[1] more after each
+    row. */
 static inline __attribute__((always_inline)) void mcu_cmsis_dw_mve_line(const int32_t *tab, int8_t *out, int32_t n,
                                                                         uint32x4_t o, int32_t in_step,
                                                                         int32_t out_step, int32_t bias, int32_t fix,
-                                                                        int32_t oo, int32x4_t m, int32x4_t neg_right,
-                                                                        uint32x4_t ooff, int32x4_t lo, int32x4_t hi,
-                                                                        const int TAPS)
+                                                                        int32_t oo, int32_t *rows, int32x4_t m,
+                                                                        int32x4_t neg_right, uint32x4_t ooff,
+                                                                        int32x4_t lo, int32x4_t hi, const int TAPS)
 {
     int32x4_t acc, v;
     int32_t w, b;
-    __asm__ volatile("dlstp.32 lr, %[n]\n"
+    __asm__ volatile("2:\n\t"
+                     "dlstp.32 lr, %[n]\n"
                      "1:\n\t"
                      "vdup.32 %q[acc], %[bias]\n\t"
                      ".irp k, 0, 1, 2, 3, 4, 5, 6, 7, 8\n\t"
@@ -599,12 +602,23 @@ static inline __attribute__((always_inline)) void mcu_cmsis_dw_mve_line(const in
                      "vstrb.32 %q[acc], [%[out], %q[ooff]]\n\t"
                      "vadd.i32 %q[o], %q[o], %[is]\n\t"
                      "add %[out], %[out], %[os]\n\t"
-                     "letp lr, 1b\n"
+                     "letp lr, 1b\n\t"
+                     "ldr %[w], [%[rows], #8]\n\t"
+                     "subs %[w], %[w], #1\n\t"
+                     "beq 3f\n\t"
+                     "str %[w], [%[rows], #8]\n\t"
+                     "ldrd %[w], %[b], [%[rows]]\n\t"
+                     "vldrw.u32 %q[o], [%[rows], #16]\n\t"
+                     "vadd.i32 %q[o], %q[o], %[w]\n\t"
+                     "vstrw.32 %q[o], [%[rows], #16]\n\t"
+                     "add %[out], %[out], %[b]\n\t"
+                     "b 2b\n"
+                     "3:\n"
                      : [acc] "=&w"(acc), [v] "=&w"(v), [w] "=&r"(w), [b] "=&r"(b), [o] "+w"(o), [out] "+r"(out)
                      : [n] "r"(n), [tab] "r"(tab), [bias] "r"(bias), [fix] "r"(fix), [oo] "r"(oo), [is] "r"(in_step),
-                       [os] "r"(out_step), [m] "w"(m), [nr] "w"(neg_right), [ooff] "w"(ooff), [lo] "w"(lo),
-                       [hi] "w"(hi), [taps] "i"(TAPS)
-                     : "lr", "memory");
+                       [os] "r"(out_step), [rows] "r"(rows), [m] "w"(m), [nr] "w"(neg_right), [ooff] "w"(ooff),
+                       [lo] "w"(lo), [hi] "w"(hi), [taps] "i"(TAPS)
+                     : "lr", "memory", "cc");
 }
 
 #define MCU_DW_LINE_TAPS 9 /* the line path's most taps */
@@ -622,35 +636,38 @@ struct mcu_cmsis_dw_line {
 };
 typedef struct mcu_cmsis_dw_line mcu_cmsis_dw_line; /* not a parameter struct */
 
-/** Channel lanes [0, n), lane i's window at x0 + i * lane_in (its tap 0's address; outside the
-    input for a border window) and output at out + i * lane_out, every lane's window starting at
-    position a0 along A: a window inside takes the channel's taps (l->full); else the taps inside
-    with their weights, those outside weighing 0 at the input's nearest position along A, the bias
-    folded over the taps inside. Not inlined: one copy of each assembly loop. */
+/** Channel lanes [0, n) of `rows` rows, lane i of row r's window at x0 + r * row_in + i * lane_in (its
+    tap 0's address; outside the input for a border window) and output at out + r * row_out + i *
+    lane_out, every lane's window starting at position a0 along A: a window inside takes the
+    channel's taps (l->full); else only the taps inside (the loop for 3, 5 or 9 taps by their count,
+    padded with taps weighing 0), the bias folded over them. Not inlined: one copy of each assembly
+    loop. */
 __attribute__((noinline)) static void mcu_cmsis_dw_mve_line_run(const mcu_cmsis_dw_line *l, int32_t a0, uintptr_t x0,
                                                                 int32_t n, int8_t *out, int32_t lane_in,
-                                                                int32_t lane_out)
+                                                                int32_t lane_out, int32_t rows, int32_t row_in,
+                                                                int32_t row_out)
 {
     int32_t edge[2 * MCU_DW_LINE_TAPS];
     const int32_t *tab = l->full;
-    int32_t folded = l->folded;
+    int32_t folded = l->folded, ntab = l->ntab;
     const int32_t dil = l->dil, taps = l->taps, last = l->len - 1;
     if (a0 < 0 || a0 + (taps - 1) * dil > last) { /* locals: the stores to edge could alias *l */
-        const int32_t off = l->p->input_offset, ntab = l->ntab, a_in = l->a_in;
+        const int32_t off = l->p->input_offset;
         const int32_t *const full = l->full;
-        const uintptr_t ref = l->ref;
         int32_t f = (int32_t)((uint32_t)l->bias << l->left);
-        int32_t k = 0;
-        for (int32_t a = a0; k < taps; k++, a += dil) {
-            const int32_t near = a < 0 ? 0 : a > last ? last : a;
-            const int32_t w = near == a ? full[2 * k] : 0;
-            edge[2 * k] = w;
-            edge[2 * k + 1] = (int32_t)(ref + (uintptr_t)((near - a0) * a_in));
-            f += off * w;
+        int32_t k = a0 < 0 ? (-a0 + dil - 1) / dil : 0, n = 0; /* the taps inside, in order, as in l->full */
+        for (; k < taps && a0 + k * dil <= last; k++, n++) {
+            edge[2 * n] = full[2 * k];
+            edge[2 * n + 1] = full[2 * k + 1];
+            f += off * full[2 * k];
         }
-        for (; k < ntab; k++) { /* the padding taps */
-            edge[2 * k] = 0;
-            edge[2 * k + 1] = edge[1];
+        ntab = n <= 3 ? 3 : n <= 5 ? 5 : 9;
+        if (n == 0) { /* no tap inside: the padding taps read position 0 */
+            edge[1] = (int32_t)(2 * l->ref - x0);
+        }
+        for (; n < ntab; n++) { /* the padding taps weigh 0 */
+            edge[2 * n] = 0;
+            edge[2 * n + 1] = edge[1];
         }
         folded = f;
         tab = edge;
@@ -659,12 +676,19 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_line_run(const mcu_cmsis_
     const uint32x4_t o = vaddq_n_u32(vmulq_n_u32(lanes, (uint32_t)lane_in), (uint32_t)(x0 - l->ref));
     const uint32x4_t ooff = vmulq_n_u32(lanes, (uint32_t)lane_out);
     const int32_t is = 4 * lane_in, os = 4 * lane_out, oo = l->p->output_offset, fix = l->fix;
-    if (l->ntab == 3) {
-        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, l->m, l->neg_right, ooff, l->lo, l->hi, 3);
-    } else if (l->ntab == 5) {
-        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, l->m, l->neg_right, ooff, l->lo, l->hi, 5);
+    const int32_t vectors = (n + 3) / 4; /* each row's: out then moves on to the next row's start */
+    int32_t rw[8];
+    rw[2] = rows;
+    if (rows > 1) {
+        rw[0] = row_in, rw[1] = row_out - vectors * os;
+        vst1q_u32((uint32_t *)(void *)(rw + 4), o);
+    }
+    if (ntab == 3) {
+        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, rw, l->m, l->neg_right, ooff, l->lo, l->hi, 3);
+    } else if (ntab == 5) {
+        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, rw, l->m, l->neg_right, ooff, l->lo, l->hi, 5);
     } else {
-        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, l->m, l->neg_right, ooff, l->lo, l->hi, 9);
+        mcu_cmsis_dw_mve_line(tab, out, n, o, is, os, folded, fix, oo, rw, l->m, l->neg_right, ooff, l->lo, l->hi, 9);
     }
 }
 
@@ -736,7 +760,9 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
     /* the windows inside the input along A: [j0, j1) */
     const int32_t top = l.len - 1 - (l.taps - 1) * l.dil + pad;
     const int32_t j0 = (pad + sa - 1) / sa, j1 = top < 0 ? j0 : top / sa + 1 < na ? top / sa + 1 : na;
-    const int raster = !ring && j1 > j0 && p->stride_h * in_row == p->out_w * px_in;
+    /* 1 x K: the inside windows row by row; K x 1: as one raster run where the pixels read the input at
+       an even step */
+    const int raster = !ring && j1 > j0 && (!vertical || p->stride_h * in_row == p->out_w * px_in);
     for (int32_t c = 0; c < out_c; c++) {
         const int32_t s = shift[c];
         l.left = s > 0 ? s : 0;
@@ -755,19 +781,19 @@ __attribute__((noinline)) static void mcu_cmsis_dw_mve_lines(const mcu_cmsis_dw_
             l.full[2 * k + 1] = (int32_t)(l.ref + (uintptr_t)(k < l.taps ? k * l.dil * l.a_in : 0));
         }
         const int32_t a_first = j0 * sa - pad;
-        if (raster) { /* the first window inside to the last, in raster order */
-            const int32_t n = vertical ? (j1 - j0) * nb : (nb - 1) * p->out_w + j1 - j0;
+        if (raster) { /* the first window inside to the last, in raster order (1 x K: of each row) */
+            const int32_t n = vertical ? (j1 - j0) * nb : j1 - j0, rows = vertical ? 1 : nb;
             mcu_cmsis_dw_mve_line_run(&l, a_first, l.ref + (uintptr_t)(a_first * l.a_in), n, output + j0 * a_out + c,
-                                      px_in, out_c);
+                                      px_in, out_c, rows, p->stride_h * in_row, out_row);
         }
         for (int32_t j = raster && j0 == 0 ? j1 : 0; j < na; j = raster && j + 1 == j0 ? j1 : j + 1) {
             const int32_t a0 = j * sa - pad; /* line j: its lanes across A */
             const uintptr_t x0 = l.ref + (uintptr_t)(a0 * l.a_in);
             int8_t *out = output + j * a_out + c;
             if (!ring) {
-                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, out, b_in, b_out);
+                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, out, b_in, b_out, 1, 0, 0);
             } else { /* in place: line j into the ring, line j - pad (its input no longer read) out */
-                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, buf + j % (pad + 1) * nb, b_in, 1);
+                mcu_cmsis_dw_mve_line_run(&l, a0, x0, nb, buf + j % (pad + 1) * nb, b_in, 1, 1, 0, 0);
                 if (j >= pad) {
                     mcu_cmsis_dw_mve_unplane(buf + (j - pad) % (pad + 1) * nb, nb, b_out, out - pad * a_out);
                 }

@@ -3,19 +3,26 @@
  *
  * One input row (rows == 1): the group layout (mcu_cmsis_fc_weight below: units four at a time, per
  * sixteen inputs the group's units' sixteen weights one after the other; a last group of one to three
- * units holds only those, no padding unit), read with no scratch:
+ * units holds only those, no padding unit), read with no scratch, and the call made cheap for tiny
+ * heads (the exported function a frameless dispatcher, the other paths in fc_rows):
  *   - DSP: per four inputs the input word is split once by SXTB16 / SXTB16 ROR #8 into (x0, x2) and
- *     (x1, x3), each unit's word likewise into (w0, w2) and (w1, w3), two SMLAD per unit (inline
- *     assembly, sixteen inputs per iteration: the input word and two weight words loaded back to
- *     back, then the other two); the last depth % 16 inputs in C, a tail of depth % 4 read byte by
- *     byte, never past the row;
- *   - Helium: sixteen inputs per VLDRB, then each unit's sixteen weights (VLDRB) and its VMLADAVA
- *     alternating, the four units requantized as one vector;
- *   - a short last group: the same per unit, in C (its one to three units' products only).
+ *     (x1, x3), each unit's word likewise into (w0, w2) and (w1, w3), two SMLAD per unit. Where the
+ *     records are proven and the depth is a multiple of sixteen, every whole group of four runs in
+ *     one assembly loop (fc_groups: biases, sixteen inputs per iteration, the four records' LSL,
+ *     SMMLAR, ADD, ASR, SSAT, the clamp only where it is not the whole int8 range, the stores; the
+ *     accumulators never leave registers); else, and for a short last group, fc_dot: two units then
+ *     one per assembly loop, the last depth % 16 inputs in C (a tail of depth % 4 read byte by byte,
+ *     never past the row), requantized in C;
+ *   - Helium: every whole group of four in one assembly loop (fc_groups_mve: per sixteen inputs one
+ *     VLDRB, then each unit's sixteen weights and its VMLADAVA; the four sums requantized as one
+ *     vector, as mcu_cmsis_mve_requantize_vec, the offset and clamp read from the parameters); a short
+ *     last group the same in C, its lanes past the units off.
  * More rows: the pair layout, as the convolutions (mcu_kernels_cmsis_nn.h); DSP: the rows widened
  * into scratch as int16 pairs, three at a time through the block product (mcu_cmsis_pair_matmul3);
  * Helium: mcu_cmsis_gemm_mve.h.
  */
+#include <stddef.h>
+
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -50,14 +57,12 @@ static inline int32_t mcu_cmsis_fc_weight(const int8_t *w, int32_t depth, int32_
                      : [k] "r"(k)                                                                                  \
                      : "q0", "q1", "q2", "q3", "q4", "lr", "memory")
 
-/** a[0 .. n-1] += the row x (k values) times the n units of the group layout's group at w (n a
-    constant: each count its own loop). */
+/** a[0 .. n-1] += the row x (k values) times the n units (1 to 3) of the group layout's short last
+    group at w (n a constant: each count its own loop). */
 static inline __attribute__((always_inline)) void fc_dot_mve(const int8_t *x, const int8_t *w, int32_t k,
                                                              int32_t *a, const int32_t n)
 {
-    if (n == 4) {
-        FC_MVE_LOOP(FC_MVE_UNIT("a0", "q1") FC_MVE_UNIT("a1", "q2") FC_MVE_UNIT("a2", "q3") FC_MVE_UNIT("a3", "q4"));
-    } else if (n == 3) {
+    if (n == 3) {
         FC_MVE_LOOP(FC_MVE_UNIT("a0", "q1") FC_MVE_UNIT("a1", "q2") FC_MVE_UNIT("a2", "q3"));
     } else if (n == 2) {
         FC_MVE_LOOP(FC_MVE_UNIT("a0", "q1") FC_MVE_UNIT("a1", "q2"));
@@ -66,55 +71,105 @@ static inline __attribute__((always_inline)) void fc_dot_mve(const int8_t *x, co
     }
 }
 
-/** bias[0..3] + the row x (k values) times the four units of the group layout's group at w. */
-static inline __attribute__((always_inline)) int32x4_t fc_dot4_mve(const int8_t *x, const int8_t *w, int32_t k,
-                                                                   const int32_t *bias)
+/** Every whole group of four units (out_end = out + 4 * groups, groups >= 1) in one assembly loop:
+    the four biases, the row x (FC_MVE_LOOP's, p->depth values), the four sums requantized as one
+    vector (as mcu_cmsis_mve_requantize_vec: left shift, VQRDMULH, the sign fix-up, VRSHL, offset,
+    clamp; the offset and clamp read from p) and stored; the clamp and zero held in q5 .. q7. Returns
+    the weights past them. */
+static const int8_t *fc_groups_mve(const mcu_cmsis_fc_params *p, const int8_t *x, const int8_t *w,
+                                   const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                   int8_t *out, const int8_t *out_end)
 {
-    int32_t a[4] = {bias[0], bias[1], bias[2], bias[3]};
-    int32x4_t v;
-    fc_dot_mve(x, w, k, a, 4);
-    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
-            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
-            : [v] "=&w"(v)
-            : [a0] "r"(a[0]), [a1] "r"(a[1]), [a2] "r"(a[2]), [a3] "r"(a[3]));
-    return v;
+    const int8_t *const ends[2] = {x, out_end};
+    int32_t a0, a1, a2, a3;
+    const int8_t *xi;
+    __asm__ volatile("ldr %[a0], [%[p], %[lo]]\n\t"
+                     "vdup.32 q5, %[a0]\n\t"
+                     "ldr %[a0], [%[p], %[hi]]\n\t"
+                     "vdup.32 q6, %[a0]\n\t"
+                     "vmov.i32 q7, #0\n\t"
+                     "2:\n\t"
+                     "ldrd %[a0], %[a1], [%[b]], #8\n\t"
+                     "ldrd %[a2], %[a3], [%[b]], #8\n\t"
+                     "ldr %[x], [%[p], %[depth]]\n\t"
+                     "dlstp.8 lr, %[x]\n\t"
+                     "ldr %[x], [%[e]]\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x]], #16\n\t" FC_MVE_UNIT("a0", "q1") FC_MVE_UNIT("a1", "q2")
+                         FC_MVE_UNIT("a2", "q3") FC_MVE_UNIT("a3", "q4") "letp lr, 1b\n\t"
+                     "vmov q1[2], q1[0], %[a0], %[a2]\n\t"
+                     "vmov q1[3], q1[1], %[a1], %[a3]\n\t"
+                     "vldrw.u32 q2, [%[s]], #16\n\t"
+                     "vmax.s32 q3, q2, q7\n\t"
+                     "vmin.s32 q2, q2, q7\n\t"
+                     "vshl.s32 q1, q1, q3\n\t"
+                     "vldrw.u32 q3, [%[m]], #16\n\t"
+                     "vqrdmulh.s32 q1, q1, q3\n\t"
+                     "vand q3, q1, q2\n\t"
+                     "vshr.s32 q3, q3, #31\n\t"
+                     "vqadd.s32 q1, q1, q3\n\t"
+                     "vrshl.s32 q1, q1, q2\n\t"
+                     "ldr %[a0], [%[p], %[offset]]\n\t"
+                     "vadd.i32 q1, q1, %[a0]\n\t"
+                     "vmax.s32 q1, q1, q5\n\t"
+                     "vmin.s32 q1, q1, q6\n\t"
+                     "vstrb.32 q1, [%[o]], #4\n\t"
+                     "ldr %[a0], [%[e], #4]\n\t"
+                     "cmp %[o], %[a0]\n\t"
+                     "bne 2b\n\t"
+                     : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [x] "=&r"(xi),
+                       [w] "+r"(w), [b] "+r"(bias), [m] "+r"(multiplier), [s] "+r"(shift), [o] "+r"(out)
+                     : [p] "r"(p), [e] "r"(ends), [depth] "i"(offsetof(mcu_cmsis_fc_params, depth)),
+                       [offset] "i"(offsetof(mcu_cmsis_fc_params, output_offset)),
+                       [lo] "i"(offsetof(mcu_cmsis_fc_params, act_min)),
+                       [hi] "i"(offsetof(mcu_cmsis_fc_params, act_max))
+                     : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory", "cc");
+    return w;
 }
 
-/** One input row times every unit (group layout), four units per vector; a short last group's
-    lanes requantized one by one (the records hold `units` entries). */
+/** The first n (1 to 3) of src[0 .. n-1] into dst[0 .. 3], zeros after them (no read past n). */
+static inline __attribute__((always_inline)) void fc_first_mve(int32_t *dst, const int32_t *src, int32_t n)
+{
+    dst[0] = src[0], dst[1] = n > 1 ? src[1] : 0, dst[2] = n > 2 ? src[2] : 0, dst[3] = 0;
+}
+
+/** The short last group of n (1 to 3) units from unit u (16 n weight bytes per sixteen inputs at
+    w): requantized as mcu_cmsis_mve_requantize_vec, its lanes past the units zero and not stored (not
+    inlined: the whole groups' path keeps a small frame). */
+static __attribute__((noinline)) void fc_short_mve(const mcu_cmsis_fc_params *p, const int8_t *x, const int8_t *w,
+                                                   const int32_t *bias, const int32_t *multiplier,
+                                                   const int32_t *shift, int8_t *out, int32_t n)
+{
+    int32_t acc[4], m[4], s[4];
+    fc_first_mve(acc, bias, n);
+    fc_first_mve(m, multiplier, n);
+    fc_first_mve(s, shift, n);
+    if (n == 1) { /* each count its own loop */
+        fc_dot_mve(x, w, p->depth, acc, 1);
+    } else if (n == 2) {
+        fc_dot_mve(x, w, p->depth, acc, 2);
+    } else {
+        fc_dot_mve(x, w, p->depth, acc, 3);
+    }
+    vstrbq_p_s32(out, mcu_cmsis_mve_requantize_vec(vld1q_s32(acc), m, s, p->output_offset, p->act_min, p->act_max),
+                 vctp32q((uint32_t)n));
+}
+
+/** One input row times every unit (group layout): the whole groups of four through fc_groups_mve
+    (requantized as mcu_cmsis_mve_requantize_vec, cheaper per group than finding out that no shift is a
+    left one), a short last group through fc_short_mve. */
 static inline __attribute__((always_inline)) void fc_matvec_mve(const mcu_cmsis_fc_params *p, const int8_t *x,
                                                                 const int8_t *weights, const int32_t *bias,
                                                                 const int32_t *multiplier, const int32_t *shift,
-                                                                int8_t *out, const int right_only)
+                                                                const int32_t *rq, int16_t *scratch, int8_t *out)
 {
-    const int32_t depth = p->depth, units = p->units, group = 4 * MCU_CMSIS_PAIR_DEPTH(p->depth);
-    const int32_t offset = p->output_offset, act_min = p->act_min, act_max = p->act_max;
-    const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
-    int32_t u = 0;
-    for (; u + 4 <= units; u += 4, weights += group) {
-        const int32x4_t acc = fc_dot4_mve(x, weights, depth, bias + u);
-        if (right_only) {
-            vstrbq_s32(out + u, mcu_cmsis_mve_requantize_right(acc, multiplier + u, shift + u, offset, lo, hi));
-        } else {
-            vstrbq_s32(out + u, mcu_cmsis_mve_requantize_vec(acc, multiplier + u, shift + u, offset, act_min, act_max));
-        }
+    (void)rq, (void)scratch;
+    const int32_t units = p->units, u = units & ~3;
+    if (u > 0) {
+        weights = fc_groups_mve(p, x, weights, bias, multiplier, shift, out, out + u);
     }
-    const int32_t n = units - u; /* a short last group: 16 n weight bytes per sixteen inputs */
-    if (n > 0) {
-        int32_t acc[4] = {0, 0, 0, 0};
-        for (int32_t j = 0; j < n; j++) {
-            acc[j] = bias[u + j];
-        }
-        if (n == 1) { /* each count its own loop */
-            fc_dot_mve(x, weights, depth, acc, 1);
-        } else if (n == 2) {
-            fc_dot_mve(x, weights, depth, acc, 2);
-        } else {
-            fc_dot_mve(x, weights, depth, acc, 3);
-        }
-        for (int32_t j = 0; j < n; j++) {
-            out[u + j] = mcu_cmsis_requantize_s8(acc[j], multiplier[u + j], shift[u + j], offset, act_min, act_max);
-        }
+    if (units > u) {
+        fc_short_mve(p, x, weights, bias + u, multiplier + u, shift + u, out + u, units - u);
     }
 }
 #endif
@@ -131,10 +186,13 @@ static inline __attribute__((always_inline)) void fc_step(int32_t xw, const int8
 }
 
 #if MCU_PAIR_ASM
-/* Step S (inputs 4S .. 4S + 3) of sixteen, the pointers biased by -4 bytes (WB "!" on the last
-   step advances them by pre-indexed writeback, 16 and 64 bytes): the input word and units 0 and
-   1's words loaded back to back, then units 2 and 3's; each word split by SXTB16 / SXTB16 ROR #8. */
-#define FC_HALF_(A, B)                                                                                             \
+/* Step S (inputs 4S .. 4S + 3) of sixteen for a group of N units (1 to 4), the pointers biased by
+   -4 bytes (WB "!" on the last step advances them by pre-indexed writeback, 16 and 16 N bytes): the
+   input word and the first units' words loaded back to back, the input word split by SXTB16 /
+   SXTB16 ROR #8, then each unit's word split likewise and its two SMLAD (FC_PAIR_: two units, FC_ONE_:
+   one). */
+#define FC_LD_(R, S, J, WB) "ldr %[" R "], [%[wp], #(4 * " #S " + 4 + 16 * " #J ")]" WB "\n\t"
+#define FC_PAIR_(A, B)                                                                                             \
     "sxtb16 %[y], %[w0], ror #8\n\t"                                                                              \
     "sxtb16 %[w0], %[w0]\n\t"                                                                                     \
     "smlad %[" A "], %[x], %[w0], %[" A "]\n\t"                                                                   \
@@ -143,50 +201,73 @@ static inline __attribute__((always_inline)) void fc_step(int32_t xw, const int8
     "smlad %[" A "], %[t], %[y], %[" A "]\n\t"                                                                    \
     "smlad %[" B "], %[x], %[w1], %[" B "]\n\t"                                                                   \
     "smlad %[" B "], %[t], %[w0], %[" B "]\n\t"
-#define FC_STEP_(S, WB)                                                                                            \
-    "ldr %[x], [%[xp], #(4 * " #S " + 4)]" WB "\n\t"                                                              \
-    "ldr %[w0], [%[wp], #(4 * " #S " + 4)]\n\t"                                                                   \
-    "ldr %[w1], [%[wp], #(4 * " #S " + 20)]\n\t"                                                                  \
-    "sxtb16 %[t], %[x], ror #8\n\t"                                                                               \
-    "sxtb16 %[x], %[x]\n\t" FC_HALF_("a0", "a1")                                                                  \
-    "ldr %[w0], [%[wp], #(4 * " #S " + 36)]\n\t"                                                                  \
-    "ldr %[w1], [%[wp], #(4 * " #S " + 52)]" WB "\n\t" FC_HALF_("a2", "a3")
-#define FC_OPERANDS                                                                                                \
-    [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xp] "+r"(xp), [wp] "+r"(wp), [x] "=&r"(xw),     \
-        [w0] "=&r"(u), [w1] "=&r"(v), [t] "=&r"(t), [y] "=&r"(y)
+#define FC_ONE_(A)                                                                                                 \
+    "sxtb16 %[y], %[w0], ror #8\n\t"                                                                              \
+    "sxtb16 %[w0], %[w0]\n\t"                                                                                     \
+    "smlad %[" A "], %[x], %[w0], %[" A "]\n\t"                                                                   \
+    "smlad %[" A "], %[t], %[y], %[" A "]\n\t"
+#define FC_LOADS4(S, WB) FC_LD_("w0", S, 0, "") FC_LD_("w1", S, 1, "")
+#define FC_REST4(S, WB) FC_PAIR_("a0", "a1") FC_LD_("w0", S, 2, "") FC_LD_("w1", S, 3, WB) FC_PAIR_("a2", "a3")
+#define FC_LOADS2(S, WB) FC_LD_("w0", S, 0, "") FC_LD_("w1", S, 1, "")
+#define FC_REST2(S, WB) FC_PAIR_("a0", "a1")
+#define FC_LOADS1(S, WB) FC_LD_("w0", S, 0, "")
+#define FC_REST1(S, WB) FC_ONE_("a0")
+#define FC_STEP_(S, WB, N)                                                                                         \
+    "ldr %[x], [%[xp], #(4 * " #S " + 4)]" WB "\n\t" FC_LOADS##N(S, WB) "sxtb16 %[t], %[x], ror #8\n\t"           \
+                                                                   "sxtb16 %[x], %[x]\n\t" FC_REST##N(S, WB)
+/* Two units (N 2) or one (N 1) of a group whose chunks are `stride` bytes apart, sixteen inputs per
+   iteration until xp reaches end (the weight pointer advanced by the stride). */
+#define FC_LOOP_(N)                                                                                                \
+    __asm__ volatile("1:\n\t" FC_STEP_(0, "", N) FC_STEP_(1, "", N) FC_STEP_(2, "", N) FC_STEP_(3, "!", N)      \
+                     "add %[wp], %[wp], %[stride]\n\t"                                                            \
+                     "cmp %[xp], %[end]\n\t"                                                                      \
+                     "bne 1b\n\t"                                                                                 \
+                     : [a0] "+r"(acc[0]), [a1] "+r"(acc[1]), [xp] "+r"(xp), [wp] "+r"(wp), [x] "=&r"(xw),         \
+                       [w0] "=&r"(u), [w1] "=&r"(v), [t] "=&r"(t), [y] "=&r"(y)                                    \
+                     : [end] "r"(end), [stride] "r"(stride)                                                       \
+                     : "memory", "cc")
 #endif
 
-/** acc[0 .. n-1] += the row x (depth values) times n units of the group layout at w, whose chunks of
-    sixteen inputs are `chunk` bytes apart (n a constant: 4, a whole group, or 2 or 1 units of a
-    short group). */
-static inline __attribute__((always_inline)) void fc_dot(const int8_t *x, int32_t depth, const int8_t *w,
-                                                         int32_t *acc, const int32_t n, int32_t chunk)
+/** acc[0 .. n-1] += the first 16 * chunks inputs of the row x times units j .. j + n - 1 of a group
+    whose chunks are `stride` bytes apart (per sixteen inputs, unit j's sixteen weights at w; n 2 or 1,
+    a constant). */
+static inline __attribute__((always_inline)) void fc_chunks(const int8_t *x, const int8_t *w, int32_t chunks,
+                                                            int32_t stride, int32_t *acc, const int32_t n)
 {
-    const int32_t chunks = depth >> 4;
-    if (!MCU_PAIR_ASM || n < 4) {
-        for (int32_t c = 0; c < chunks; c++, x += 16, w += chunk) {
-            for (int32_t s = 0; s < 4; s++) {
-                fc_step(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc, n);
-            }
-        }
-    }
 #if MCU_PAIR_ASM
-    else if (chunks > 0) { /* four units, sixteen inputs per iteration */
-        int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    if (chunks > 0) {
         int32_t xw, u, v, t, y;
         const int8_t *xp = x - 4, *wp = w - 4;
         const int8_t *const end = xp + 16 * chunks;
-        __asm__ volatile("1:\n\t" FC_STEP_(0, "") FC_STEP_(1, "") FC_STEP_(2, "") FC_STEP_(3, "!")
-                         "cmp %[xp], %[end]\n\t"
-                         "bne 1b\n\t"
-                         : FC_OPERANDS
-                         : [end] "r"(end)
-                         : "memory", "cc");
-        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
-        x = xp + 4;
-        w = wp + 4;
+        if (n == 2) {
+            FC_LOOP_(2);
+        } else {
+            FC_LOOP_(1);
+        }
+    }
+#else
+    for (int32_t c = 0; c < chunks; c++, x += 16, w += stride) {
+        for (int32_t s = 0; s < 4; s++) {
+            fc_step(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc, n);
+        }
     }
 #endif
+}
+
+/** acc[0 .. n-1] += the row x (depth values) times the n units (1 to 4) of the group at w: the whole
+    chunks of sixteen two units at a time, then one (fc_chunks); the last depth % 16 inputs in C, a
+    tail of depth % 4 read byte by byte, never past the row. */
+static __attribute__((noinline)) void fc_dot(const int8_t *x, int32_t depth, const int8_t *w, int32_t *acc, int32_t n)
+{
+    const int32_t chunks = depth >> 4, stride = 16 * n;
+    for (int32_t j = 0; j + 2 <= n; j += 2) {
+        fc_chunks(x, w + 16 * j, chunks, stride, acc + j, 2);
+    }
+    if (n & 1) {
+        fc_chunks(x, w + 16 * (n - 1), chunks, stride, acc + n - 1, 1);
+    }
+    x += 16 * chunks;
+    w += stride * chunks;
     for (int32_t s = 0; s < ((depth & 15) >> 2); s++) { /* the last chunk's whole words */
         fc_step(mcu_read_s8x4(x + 4 * s), w + 4 * s, acc, n);
     }
@@ -197,53 +278,121 @@ static inline __attribute__((always_inline)) void fc_dot(const int8_t *x, int32_
     }
 }
 
-/** The short last group of fc_matvec from unit u (one to three units): two units at a time, then
-    one (not inlined: the whole groups' loop keeps its registers). */
-static __attribute__((noinline)) void fc_short_group(const mcu_pair_out *o, const int8_t *weights, int32_t depth,
-                                                     const int32_t *bias, const int32_t *multiplier,
-                                                     const int32_t *shift, const int32_t *rq, const int8_t *x,
-                                                     int8_t *out, int32_t u)
-{
-    const int32_t units = o->rows, chunk = 16 * (units - u);
-    const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
-    for (int32_t j = 0; u + j < units; j += 2) {
-        int32_t acc[2] = {bias[u + j], u + j + 1 < units ? bias[u + j + 1] : 0};
-        if (u + j + 1 < units) {
-            fc_dot(x, depth, weights + 16 * j, acc, 2, chunk);
-            out[u + j + 1] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j + 1, mode, acc[1]);
-        } else {
-            fc_dot(x, depth, weights + 16 * j, acc, 1, chunk);
-        }
-        out[u + j] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j, mode, acc[0]);
-    }
-}
+#if MCU_PAIR_ASM
+/* What fc_groups' assembly reads and advances, group by group. */
+typedef struct {
+    const int32_t *bias, *rq;
+    int8_t *out;
+    const int8_t *x; /* the row, biased by -4 bytes */
+    int32_t span;    /* 16 * chunks: the row's bytes */
+    int32_t groups;  /* whole groups of four left */
+    int32_t lo, hi;  /* the clamp */
+    int32_t clamp;   /* 0 when [lo, hi] is the whole int8 range (SSAT alone) */
+} fc_job;
 
-/** One input row times every unit (group layout), four units per group, a short last group its
-    one to three. */
-static void fc_matvec(const mcu_pair_out *o, const int8_t *weights, int32_t depth, const int32_t *bias,
-                      const int32_t *multiplier, const int32_t *shift, const int32_t *rq, const int8_t *x,
-                      int8_t *out)
+/* Unit A of four: its record's {m, add} and right (the record pointer xp advanced by 12), then
+   mcu_cmsis_rq3 and SSAT, back into A. */
+#define FC_RQ_(A)                                                                                                  \
+    "ldrd %[x], %[w0], [%[xp]], #12\n\t"                                                                          \
+    "ldr %[w1], [%[xp], #-4]\n\t"                                                                                 \
+    "lsl %[t], %[" A "], #1\n\t"                                                                                  \
+    "smmlar %[t], %[t], %[x], %[w0]\n\t"                                                                          \
+    "add %[t], %[t], %[" A "], asr #31\n\t"                                                                       \
+    "asr %[t], %[t], %[w1]\n\t"                                                                                   \
+    "ssat %[" A "], #8, %[t]\n\t"
+/* A clamped to [lo, hi] (in x and w0). */
+#define FC_CLAMP_(A)                                                                                               \
+    "cmp %[" A "], %[x]\n\t"                                                                                      \
+    "it lt\n\t"                                                                                                   \
+    "movlt %[" A "], %[x]\n\t"                                                                                    \
+    "cmp %[" A "], %[w0]\n\t"                                                                                     \
+    "it gt\n\t"                                                                                                   \
+    "movgt %[" A "], %[w0]\n\t"
+
+/** The first `groups` (>= 1) whole groups of four units for a row of 16 * chunks values (chunks >= 1),
+    requantized by the proven records (rq), clamped to [lo, hi] unless the whole int8 range: one
+    assembly loop over the groups, the accumulators never leaving registers (per group: the four
+    biases, the chunks (FC_STEP_), the four units requantized, clamped, stored, the job advanced).
+    Returns the weights past them. */
+static const int8_t *fc_groups(const int8_t *x, int32_t chunks, const int8_t *w, const int32_t *bias,
+                               const int32_t *rq, int8_t *out, int32_t groups, int32_t lo, int32_t hi)
 {
+    fc_job job = {bias, rq, out, x - 4, 16 * chunks, groups, lo, hi, lo != -128 || hi != 127};
+    int32_t a0, a1, a2, a3, xw, u, v, t, y;
+    const int8_t *xp, *end, *wp = w - 4;
+    __asm__ volatile("2:\n\t"
+                     "ldr %[t], [%[j], #0]\n\t"
+                     "ldrd %[a0], %[a1], [%[t]]\n\t"
+                     "ldrd %[a2], %[a3], [%[t], #8]\n\t"
+                     "add %[t], %[t], #16\n\t"
+                     "str %[t], [%[j], #0]\n\t"
+                     "ldrd %[xp], %[end], [%[j], #12]\n\t"
+                     "add %[end], %[end], %[xp]\n\t"
+                     "1:\n\t" FC_STEP_(0, "", 4) FC_STEP_(1, "", 4) FC_STEP_(2, "", 4) FC_STEP_(3, "!", 4)
+                     "cmp %[xp], %[end]\n\t"
+                     "bne 1b\n\t"
+                     "ldrd %[xp], %[end], [%[j], #4]\n\t" FC_RQ_("a0") FC_RQ_("a1") FC_RQ_("a2") FC_RQ_("a3")
+                     "str %[xp], [%[j], #4]\n\t"
+                     "ldr %[t], [%[j], #32]\n\t"
+                     "cmp %[t], #0\n\t"
+                     "beq 3f\n\t"
+                     "ldrd %[x], %[w0], [%[j], #24]\n\t" FC_CLAMP_("a0") FC_CLAMP_("a1") FC_CLAMP_("a2")
+                         FC_CLAMP_("a3") "3:\n\t"
+                     "strb %[a0], [%[end]], #1\n\t"
+                     "strb %[a1], [%[end]], #1\n\t"
+                     "strb %[a2], [%[end]], #1\n\t"
+                     "strb %[a3], [%[end]], #1\n\t"
+                     "str %[end], [%[j], #8]\n\t"
+                     "ldr %[t], [%[j], #20]\n\t"
+                     "subs %[t], %[t], #1\n\t"
+                     "str %[t], [%[j], #20]\n\t"
+                     "bne 2b\n\t"
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [xp] "=&r"(xp),
+                       [wp] "+r"(wp), [x] "=&r"(xw), [w0] "=&r"(u), [w1] "=&r"(v), [t] "=&r"(t), [y] "=&r"(y),
+                       [end] "=&r"(end)
+                     : [j] "r"(&job)
+                     : "memory", "cc");
+    return wp + 4;
+}
+#endif
+
+/** One input row times every unit (group layout): where the records are proven and the depth a
+    multiple of sixteen, the whole groups of four through fc_groups; the rest (a short last group of
+    one to three units, other depths, no proof) group by group through fc_dot, requantized in C. */
+static inline __attribute__((always_inline)) void fc_matvec(const mcu_cmsis_fc_params *p, const int8_t *x,
+                                                const int8_t *weights, const int32_t *bias,
+                                                const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                                                int16_t *scratch, int8_t *out)
+{
+    (void)scratch;
+    const mcu_pair_out o_ = {p->units, p->output_offset, p->act_min, p->act_max, 0}, *const o = &o_;
+    const int32_t depth = p->depth;
     const int32_t units = o->rows;
-    const int32_t group = 4 * MCU_CMSIS_PAIR_DEPTH(depth);
     const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
     int32_t u = 0;
-    for (; u + 4 <= units; u += 4, weights += group) {
-        int32_t acc[4] = {bias[u], bias[u + 1], bias[u + 2], bias[u + 3]};
-        fc_dot(x, depth, weights, acc, 4, 64);
-        for (int32_t j = 0; j < 4; j++) {
+#if MCU_PAIR_ASM
+    if (rq != NULL && (depth & 15) == 0 && units >= 4) {
+        weights = fc_groups(x, depth >> 4, weights, bias, rq, out, units >> 2, o->act_min, o->act_max);
+        u = units & ~3;
+    }
+#endif
+    for (; u < units; u += 4) {
+        const int32_t n = mcu_cmsis_fc_group_units(units, u);
+        int32_t acc[4] = {bias[u], n > 1 ? bias[u + 1] : 0, n > 2 ? bias[u + 2] : 0, n > 3 ? bias[u + 3] : 0};
+        fc_dot(x, depth, weights, acc, n);
+        weights += n * MCU_CMSIS_PAIR_DEPTH(depth);
+        for (int32_t j = 0; j < n; j++) {
             out[u + j] = (int8_t)mcu_pair_requant(o, multiplier, shift, rq, u + j, mode, acc[j]);
         }
-    }
-    if (u < units) {
-        fc_short_group(o, weights, depth, bias, multiplier, shift, rq, x, out, u);
     }
 }
 #endif
 
-void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
-                                  const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
-                                  const int32_t *rq, int16_t *scratch, int8_t *output)
+/** More rows (the pair layout), and the plain path (and depth 0: every unit is its bias). */
+static __attribute__((noinline, noclone)) void fc_rows(const mcu_cmsis_fc_params *p, const int8_t *input,
+                                              const int8_t *weights, const int32_t *bias,
+                                              const int32_t *multiplier, const int32_t *shift, const int32_t *rq,
+                                              int16_t *scratch, int8_t *output)
 {
     const int32_t rows = p->rows;
     const int32_t depth = p->depth;
@@ -254,14 +403,6 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
     (void)rq; /* read by the DSP path only */
     (void)scratch;
 #if defined(MCU_CMSIS_USE_MVE)
-    if (depth > 0 && rows == 1) { /* Helium, the group layout */
-        if (mcu_cmsis_mve_shifts_right(shift, units)) {
-            fc_matvec_mve(p, input, weights, bias, multiplier, shift, output, 1);
-        } else {
-            fc_matvec_mve(p, input, weights, bias, multiplier, shift, output, 0);
-        }
-        return;
-    }
     if (depth > 0) { /* Helium, the pair layout: mcu_cmsis_gemm_mve.h */
         mcu_cmsis_fully_connected_s8_mve(p, input, weights, bias, multiplier, shift, output);
         return;
@@ -270,10 +411,6 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
     if (depth > 0) {
         const mcu_pair_out o = {units, out_offset, act_min, act_max, 0};
         int32_t *const col = (int32_t *)(void *)scratch;
-        if (rows == 1) {
-            fc_matvec(&o, weights, depth, bias, multiplier, shift, rq, input, output);
-            return;
-        }
         for (int32_t r = 0; r < rows; r += MCU_PAIR_COLUMNS) { /* a short last block: its last row again */
             const int32_t r1 = r + 1 < rows ? r + 1 : rows - 1;
             const int32_t r2 = r + 2 < rows ? r + 2 : rows - 1;
@@ -287,7 +424,6 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
         return;
     }
 #endif
-    /* plain path (and depth 0: every unit is its bias) */
     for (int32_t r = 0; r < rows; r++) {
         const int8_t *x = input + r * depth;
         int8_t *out = output + r * units;
@@ -301,4 +437,23 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
             out[u] = mcu_cmsis_requantize_s8(acc, multiplier[u], shift[u], out_offset, act_min, act_max);
         }
     }
+}
+
+/* More rows or depth 0 through fc_rows (not inlined: its frame is not the one-row path's, which a
+   tiny head's call then pays alone). */
+void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *input, const int8_t *weights,
+                                  const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                  const int32_t *rq, int16_t *scratch, int8_t *output)
+{
+    if (p->rows != 1 || p->depth <= 0) {
+        fc_rows(p, input, weights, bias, multiplier, shift, rq, scratch, output);
+        return;
+    }
+#if defined(MCU_CMSIS_USE_MVE)
+    fc_matvec_mve(p, input, weights, bias, multiplier, shift, rq, scratch, output);
+#elif defined(MCU_CMSIS_USE_DSP)
+    fc_matvec(p, input, weights, bias, multiplier, shift, rq, scratch, output);
+#else
+    fc_rows(p, input, weights, bias, multiplier, shift, rq, scratch, output);
+#endif
 }
