@@ -382,6 +382,13 @@ CASES = {
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),
     # 1x1 with in_c 16 / 32 / 64 / 128 and out_c % 4 == 0: Helium's two-pixel unrolled path
     "conv_1x1_ic16_oc12_odd_px": lambda r: conv(r, (3, 5), 16, 12, (1, 1)),
+    # other in_c > 16 with out_c % 4 == 0: Helium's two-pixel loop (mcu_cmsis_mve_dot2x4_any), in_c %
+    # 16 values past its steps loaded under a VCTP predicate (8, 8 with stride 2, 1, none), an odd
+    # pixel count
+    "conv_1x1_ic24_oc12_odd_px": lambda r: conv(r, (3, 5), 24, 12, (1, 1)),
+    "conv_1x1_ic40_oc8_s2": lambda r: conv(r, (7, 6), 40, 8, (1, 1), stride=(2, 2)),
+    "conv_1x1_ic17_oc4_relu": lambda r: conv(r, (4, 4), 17, 4, (1, 1), act="RELU"),
+    "conv_1x1_ic192_oc32": lambda r: conv(r, (3, 3), 192, 32, (1, 1)),
     # the DSP ISA's wide pair layout (K < 48): every entry step of the eight-step K loop, K % 4 tails,
     # odd output channels, a clamp (the other requantization form)
     "conv_1x1_ic24_oc9_wide_layout": lambda r: conv(r, (4, 7), 24, 9, (1, 1)),
