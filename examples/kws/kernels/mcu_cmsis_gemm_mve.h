@@ -20,7 +20,8 @@
  * Two pixels at a time, each weight vector into two VMLADAVA (eight accumulators: every even
  * register), when every shift is <= 0 and out_c % 4 == 0:
  *   - 1x1 convolutions with in_c 8, 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
- *     (mcu_cmsis_mve_dot2x4_k);
+ *     (mcu_cmsis_mve_dot2x4_k); any other in_c > 16 of the plain layout: a loop of sixteen values a
+ *     step, the last in_c % 16 under a VCTP predicate (mcu_cmsis_mve_dot2x4_any);
  *   - convolutions through im2col with in_c % 16 == 0: the two pixels' columns interleaved sixteen
  *     values at a time in scratch, so one pointer walks both (mcu_cmsis_mve_dot2x4).
  */
@@ -650,8 +651,68 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
     *out1 = r1;
 }
 
+/** mcu_cmsis_mve_dot2x4_k for any k >= 16 (a run-time value) of the plain pair layout: a loop of
+    sixteen values per step, the accumulators starting at zero (VMLADAV, the first step) and the
+    bias added as a vector; k % 16 values past the steps loaded with a VCTP predicate (nothing read
+    past either pixel; the pairs' zero padding takes the lanes past k). */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const int8_t *x0, const int8_t *x1,
+                                                                           const int8_t *w, const int32_t *bias,
+                                                                           int32x4_t *out0, int32x4_t *out1,
+                                                                           int32_t k)
+{
+    register int32x4_t r0 __asm__("q6"), r1 __asm__("q7");
+    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
+    int32_t n = k - 16; /* the values left after the first step */
+#define MCU_MVE_DOT2X4_ANY_STEP(acc) \
+    "vld20.8 {q2, q3}, [%[w0]]\n\t" \
+    "vld21.8 {q2, q3}, [%[w0]]!\n\t" \
+    "vld20.8 {q4, q5}, [%[w1]]\n\t" \
+    "vmladav" acc ".s8 r0, q0, q2\n\t" \
+    "vld21.8 {q4, q5}, [%[w1]]!\n\t" \
+    "vmladav" acc ".s8 r8, q1, q2\n\t" \
+    "vmladav" acc ".s8 r2, q0, q3\n\t" \
+    "vmladav" acc ".s8 r10, q1, q3\n\t" \
+    "vmladav" acc ".s8 r4, q0, q4\n\t" \
+    "vmladav" acc ".s8 r12, q1, q4\n\t" \
+    "vmladav" acc ".s8 r6, q0, q5\n\t" \
+    "vmladav" acc ".s8 lr, q1, q5\n\t"
+    __asm__ volatile("vldrb.8 q0, [%[x0]], #16\n\t"
+                     "vldrb.8 q1, [%[x1]], #16\n\t"
+                     MCU_MVE_DOT2X4_ANY_STEP("")
+                     "subs %[n], %[n], #16\n\t"
+                     "blt 2f\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x0]], #16\n\t"
+                     "vldrb.8 q1, [%[x1]], #16\n\t"
+                     MCU_MVE_DOT2X4_ANY_STEP("a")
+                     "subs %[n], %[n], #16\n\t"
+                     "bge 1b\n"
+                     "2:\n\t"
+                     "adds %[n], %[n], #16\n\t" /* k % 16 */
+                     "beq 3f\n\t"
+                     "vctp.8 %[n]\n\t"
+                     "vpstt\n\t"
+                     "vldrbt.8 q0, [%[x0]]\n\t"
+                     "vldrbt.8 q1, [%[x1]]\n\t"
+                     MCU_MVE_DOT2X4_ANY_STEP("a")
+                     "3:\n\t"
+                     "vmov q6[2], q6[0], r0, r4\n\t"
+                     "vmov q6[3], q6[1], r2, r6\n\t"
+                     "vmov q7[2], q7[0], r8, r12\n\t"
+                     "vmov q7[3], q7[1], r10, lr"
+                     : "=&w"(r0), "=&w"(r1), [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w), [w1] "+r"(w1), [n] "+r"(n)
+                     :
+                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "memory",
+                       "cc");
+#undef MCU_MVE_DOT2X4_ANY_STEP
+    const int32x4_t b = vldrwq_s32(bias);
+    *out0 = vaddq_s32(r0, b);
+    *out1 = vaddq_s32(r1, b);
+}
+
 /** Two pixels' outputs (every shift <= 0, n a multiple of 4, k a compile-time constant of
-    mcu_cmsis_mve_dot2x4_k). */
+    mcu_cmsis_mve_dot2x4_k, or with `any` (a compile-time constant) any k >= 16 of the plain layout:
+    mcu_cmsis_mve_dot2x4_any). */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
                                                                           const int8_t *weights, int32_t n,
                                                                           const int32_t *bias,
@@ -659,12 +720,16 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
                                                                           const int32_t *shift, int32_t out_offset,
                                                                           int32x4_t lo, int32x4_t hi, int8_t *out0,
                                                                           int8_t *out1, const int32_t k,
-                                                                          const int offset)
+                                                                          const int offset, const int any)
 {
     const int32_t stride = mcu_cmsis_mve_pair_stride(k);
     for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
         int32x4_t a0, a1;
-        mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k, offset);
+        if (any) {
+            mcu_cmsis_mve_dot2x4_any(x0, x1, weights, bias + j, &a0, &a1, k);
+        } else {
+            mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k, offset);
+        }
         const int32x4_t s = vldrwq_s32(shift + j), m = vldrwq_s32(multiplier + j);
         a0 = vqrdmulhq_s32(a0, m);
         a1 = vqrdmulhq_s32(a1, m);
@@ -688,10 +753,12 @@ static inline __attribute__((always_inline)) const int8_t *mcu_cmsis_1x1_mve_sou
 }
 
 /** 1x1 convolution, two pixels at a time through mcu_cmsis_mve_matvec2_k (k = in_c a compile-time
-    constant), an odd last pixel through mcu_cmsis_mve_matvec; buf: see mcu_cmsis_1x1_mve_source. */
+    constant, or with `any` any in_c >= 16 of the plain layout), an odd last pixel through
+    mcu_cmsis_mve_matvec; buf: see mcu_cmsis_1x1_mve_source. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int32_t k, const int offset)
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int32_t k, const int offset,
+    const int any)
 {
     const int32_t in_w = p->in_w, out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
     const int32_t sw = p->stride_w, sh = p->stride_h;
@@ -708,7 +775,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
             x1 = x0 + k;
         }
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
-                                output + n * out_c, output + (n + 1) * out_c, k, offset);
+                                output + n * out_c, output + (n + 1) * out_c, k, offset, any);
     }
     if (n < pixels) {
         const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
@@ -759,26 +826,31 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_s8_mve_la
             switch (p->in_c) {
             case 8:
                 if (!offset) { /* the k = 8 kernel reads the plain layout only */
-                    mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0);
+                    mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0, 0);
                     return;
                 }
                 break;
             case 16:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 16, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 16, offset, 0);
                 return;
             case 32:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 32, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 32, offset, 0);
                 return;
             case 64:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 64, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 64, offset, 0);
                 return;
             case 128:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 128, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 128, offset, 0);
                 return;
             case 256:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 256, offset);
+                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 256, offset, 0);
                 return;
             default:
+                if (!offset && p->in_c > 16) {
+                    mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, p->in_c,
+                                                   0, 1);
+                    return;
+                }
                 break;
             }
         }
