@@ -24,9 +24,8 @@
  *   - 1x1 convolutions with in_c 8, 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
  *     (mcu_cmsis_mve_dot2x4_k); any other in_c > 16: a loop of sixteen values a step, the last
  *     in_c % 16 under a VCTP predicate (mcu_cmsis_mve_dot2x4_any);
- *   - convolutions through im2col with in_c % 16 == 0: the two pixels' columns interleaved sixteen
- *     values at a time in scratch, through the same loop (mcu_cmsis_mve_dot2x4_any, inputs 32 bytes
- *     a step).
+ *   - convolutions through im2col with k >= 16: the two pixels' columns one after the other in
+ *     scratch, through the same loop (mcu_cmsis_mve_dot2x4_any).
  */
 #ifndef MCU_CMSIS_GEMM_MVE_H
 #define MCU_CMSIS_GEMM_MVE_H
@@ -231,69 +230,40 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int
     }
 }
 
-/** n bytes from src to dst (n >= 0), stored sixteen at a time `step` (16, or 32 for an interleaved
-    pair of columns) bytes apart. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_copy(int8_t *dst, const int8_t *src, int32_t n,
-                                                                     const int32_t step)
+/** n bytes from src to dst (n >= 0), sixteen at a time. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_copy(int8_t *dst, const int8_t *src, int32_t n)
 {
-    if (step == 32) {
-        __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vldrb.8 q0, [%[s]], #16\n\t"
-                         "vstrb.8 q0, [%[d]], #32\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [s] "+r"(src), [d] "+r"(dst)
-                         : [n] "r"(n)
-                         : "q0", "lr", "memory");
-    } else {
-        __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vldrb.8 q0, [%[s]], #16\n\t"
-                         "vstrb.8 q0, [%[d]], #16\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [s] "+r"(src), [d] "+r"(dst)
-                         : [n] "r"(n)
-                         : "q0", "lr", "memory");
-    }
+    __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[s]], #16\n\t"
+                     "vstrb.8 q0, [%[d]], #16\n\t"
+                     "letp lr, 1b\n"
+                     "2:\n"
+                     : [s] "+r"(src), [d] "+r"(dst)
+                     : [n] "r"(n)
+                     : "q0", "lr", "memory");
 }
 
-/** n bytes of value v at dst (n >= 0), sixteen at a time `step` (16 or 32) bytes apart. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_fill(int8_t *dst, int32_t v, int32_t n,
-                                                                     const int32_t step)
+/** n bytes of value v at dst (n >= 0), sixteen at a time. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_fill(int8_t *dst, int32_t v, int32_t n)
 {
-    if (step == 32) {
-        __asm__ volatile("vdup.8 q0, %[v]\n\t"
-                         "wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vstrb.8 q0, [%[d]], #32\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [d] "+r"(dst)
-                         : [n] "r"(n), [v] "r"(v)
-                         : "q0", "lr", "memory");
-    } else {
-        __asm__ volatile("vdup.8 q0, %[v]\n\t"
-                         "wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vstrb.8 q0, [%[d]], #16\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [d] "+r"(dst)
-                         : [n] "r"(n), [v] "r"(v)
-                         : "q0", "lr", "memory");
-    }
+    __asm__ volatile("vdup.8 q0, %[v]\n\t"
+                     "wlstp.8 lr, %[n], 2f\n"
+                     "1:\n\t"
+                     "vstrb.8 q0, [%[d]], #16\n\t"
+                     "letp lr, 1b\n"
+                     "2:\n"
+                     : [d] "+r"(dst)
+                     : [n] "r"(n), [v] "r"(v)
+                     : "q0", "lr", "memory");
 }
 
 /** The receptive field of output pixel (oy, ox) as one column of k_h * k_w * in_c int8 values in
     [k_h][k_w][in_c] order; padded taps hold the input zero point (adds nothing: the bias is
-    folded). A filter row wholly inside the input (no dilation across it) is one copy. step 16: a
-    plain column; step 32 (in_c % 16 == 0): every sixteen values 32 bytes apart, the other pixel of
-    a pair in between (mcu_cmsis_mve_dot2x4). */
+    folded). A filter row wholly inside the input (no dilation across it) is one copy. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu_cmsis_conv_params *p,
                                                                        const int8_t *input, int32_t oy, int32_t ox,
-                                                                       int8_t *col, const int32_t step)
+                                                                       int8_t *col)
 {
     const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c;
     const int32_t k_h = p->k_h, k_w = p->k_w, dil_h = p->dil_h, dil_w = p->dil_w;
@@ -301,25 +271,24 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int32_t row_len = k_w * in_c;
-    const int32_t tap_bytes = in_c * (step / 16); /* a tap's bytes in the (interleaved) column */
     const int row_inside = ix0 >= 0 && ix0 + (k_w - 1) * dil_w < in_w;
-    for (int32_t ky = 0; ky < k_h; ky++, col += k_w * tap_bytes) {
+    for (int32_t ky = 0; ky < k_h; ky++, col += row_len) {
         const int32_t iy = iy0 + ky * dil_h;
         if (iy < 0 || iy >= in_h) {
-            mcu_cmsis_mve_fill(col, pad_value, row_len, step);
+            mcu_cmsis_mve_fill(col, pad_value, row_len);
             continue;
         }
         const int8_t *src = input + (iy * in_w + ix0) * in_c;
         if (row_inside && dil_w == 1) {
-            mcu_cmsis_mve_copy(col, src, row_len, step);
+            mcu_cmsis_mve_copy(col, src, row_len);
             continue;
         }
         for (int32_t kx = 0; kx < k_w; kx++) {
             const int32_t ix = ix0 + kx * dil_w;
             if (ix < 0 || ix >= in_w) {
-                mcu_cmsis_mve_fill(col + kx * tap_bytes, pad_value, in_c, step);
+                mcu_cmsis_mve_fill(col + kx * in_c, pad_value, in_c);
             } else {
-                mcu_cmsis_mve_copy(col + kx * tap_bytes, src + kx * dil_w * in_c, in_c, step);
+                mcu_cmsis_mve_copy(col + kx * in_c, src + kx * dil_w * in_c, in_c);
             }
         }
     }
@@ -339,7 +308,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     for (int32_t oy = y0; oy <= y1; oy++) {
         const int32_t x1 = oy == y1 ? end - y1 * out_w : out_w;
         for (int32_t ox = oy == y0 ? first - y0 * out_w : 0; ox < x1; ox++, output += out_c) {
-            mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
+            mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
             mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, right_only, offset);
         }
     }
@@ -460,11 +429,11 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
 /** mcu_cmsis_mve_dot2x4_k for any k >= 16 (a run-time value): a loop of sixteen values per step,
     the accumulators starting at zero (VMLADAV, the first step) and the bias added as a vector; k %
     16 values past the steps loaded with a VCTP predicate (nothing read past either pixel, the lanes
-    past k zero). The inputs' sixteen values `xstep` bytes apart (16; 32: two columns interleaved). */
+    past k zero). */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const int8_t *x0, const int8_t *x1,
                                                                            const int8_t *w, const int32_t *bias,
                                                                            int32x4_t *out0, int32x4_t *out1,
-                                                                           int32_t k, const int32_t xstep)
+                                                                           int32_t k)
 {
     register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results, once the last step is done */
     const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
@@ -483,14 +452,14 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const
     "vmladav" acc ".s8 r6, q0, q5\n\t" \
     "vmladav" acc ".s8 lr, q1, q5\n\t"
 #define MCU_MVE_DOT2X4_ANY_ASM \
-    "vldrb.8 q0, [%[x0]], #%c[xs]\n\t" \
-    "vldrb.8 q1, [%[x1]], #%c[xs]\n\t" \
+    "vldrb.8 q0, [%[x0]], #16\n\t" \
+    "vldrb.8 q1, [%[x1]], #16\n\t" \
     MCU_MVE_DOT2X4_ANY_STEP("") \
     "subs %[n], %[n], #16\n\t" \
     "blt 2f\n" \
     "1:\n\t" \
-    "vldrb.8 q0, [%[x0]], #%c[xs]\n\t" \
-    "vldrb.8 q1, [%[x1]], #%c[xs]\n\t" \
+    "vldrb.8 q0, [%[x0]], #16\n\t" \
+    "vldrb.8 q1, [%[x1]], #16\n\t" \
     MCU_MVE_DOT2X4_ANY_STEP("a") \
     "subs %[n], %[n], #16\n\t" \
     "bge 1b\n" \
@@ -509,7 +478,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const
     "vmov q3[3], q3[1], r10, lr"
     __asm__ volatile(MCU_MVE_DOT2X4_ANY_ASM
                      : "=&w"(r0), "=&w"(r1), [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w), [w1] "+r"(w1), [n] "+r"(n)
-                     : [xs] "i"(xstep)
+                     :
                      : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory", "cc");
 #undef MCU_MVE_DOT2X4_ANY_STEP
 #undef MCU_MVE_DOT2X4_ANY_ASM
@@ -520,7 +489,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const
 
 /** Two pixels' outputs (every shift <= 0, n a multiple of 4, k a compile-time constant of
     mcu_cmsis_mve_dot2x4_k, or with `any` (a compile-time constant) any k >= 16:
-    mcu_cmsis_mve_dot2x4_any, its inputs' sixteen values xstep bytes apart). */
+    mcu_cmsis_mve_dot2x4_any). */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
                                                                           const int8_t *weights, int32_t n,
                                                                           const int32_t *bias,
@@ -528,13 +497,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
                                                                           const int32_t *shift, int32_t out_offset,
                                                                           int32x4_t lo, int32x4_t hi, int8_t *out0,
                                                                           int8_t *out1, const int32_t k,
-                                                                          const int any, const int32_t xstep)
+                                                                          const int any)
 {
     const int32_t stride = mcu_cmsis_mve_pair_stride(k);
     for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
         int32x4_t a0, a1;
         if (any) {
-            mcu_cmsis_mve_dot2x4_any(x0, x1, weights, bias + j, &a0, &a1, k, xstep);
+            mcu_cmsis_mve_dot2x4_any(x0, x1, weights, bias + j, &a0, &a1, k);
         } else {
             mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k);
         }
@@ -549,8 +518,8 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
 }
 
 #if !defined(__NO_INLINE__)
-/** Convolution of output pixels [first, end), two at a time: their columns interleaved in scratch
-    (the plain layout, in_c % 16 == 0, out_c % 4 == 0, every shift <= 0) through
+/** Convolution of output pixels [first, end), two at a time: their columns one after the other in
+    scratch (k >= 16, the plain layout, out_c % 4 == 0, every shift <= 0) through
     mcu_cmsis_mve_dot2x4_any; an odd last pixel alone. */
 static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis_conv_params *p, const int8_t *input,
                                                                  const int8_t *weights, const int32_t *bias,
@@ -565,19 +534,19 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
     int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
     int32_t n = first;
     for (; n + 2 <= end; n += 2, output += 2 * out_c) {
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 32);
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
         if (++ox == out_w) {
             ox = 0, oy++;
         }
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch + 16, 32);
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch + k);
         if (++ox == out_w) {
             ox = 0, oy++;
         }
-        mcu_cmsis_mve_matvec2_k(scratch, scratch + 16, weights, out_c, bias, multiplier, shift, o.offset, lo, hi,
-                                output, output + out_c, k, 1, 32);
+        mcu_cmsis_mve_matvec2_k(scratch, scratch + k, weights, out_c, bias, multiplier, shift, o.offset, lo, hi,
+                                output, output + out_c, k, 1);
     }
     if (n < end) {
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
         mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, 0);
     }
 }
@@ -600,7 +569,7 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_
             mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 0, 0);
         }
 #if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
-    } else if (!off && p->in_c % 16 == 0 && p->out_c % 4 == 0) {
+    } else if (!off && p->out_c % 4 == 0 && p->k_h * p->k_w * p->in_c >= 16) {
         mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, first, end);
 #endif
     } else if (off) {
@@ -618,7 +587,7 @@ static inline __attribute__((always_inline)) const int8_t *mcu_cmsis_1x1_mve_sou
     if (buf == NULL) {
         return x;
     }
-    mcu_cmsis_mve_copy(buf, x, m * k, 16);
+    mcu_cmsis_mve_copy(buf, x, m * k);
     return buf;
 }
 
@@ -644,7 +613,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
             x1 = x0 + k;
         }
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
-                                output + n * out_c, output + (n + 1) * out_c, k, any, 16);
+                                output + n * out_c, output + (n + 1) * out_c, k, any);
     }
     if (n < pixels) {
         const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
