@@ -272,6 +272,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int32_t row_len = k_w * in_c;
     const int row_inside = ix0 >= 0 && ix0 + (k_w - 1) * dil_w < in_w;
+    if (row_inside && dil_w == 1 && iy0 >= 0 && iy0 + (k_h - 1) * dil_h < in_h) { /* inside: a copy a row */
+        const int8_t *src = input + (iy0 * in_w + ix0) * in_c;
+        for (int32_t ky = 0; ky < k_h; ky++, col += row_len, src += dil_h * in_w * in_c) {
+            mcu_cmsis_mve_copy(col, src, row_len);
+        }
+        return;
+    }
     for (int32_t ky = 0; ky < k_h; ky++, col += row_len) {
         const int32_t iy = iy0 + ky * dil_h;
         if (iy < 0 || iy >= in_h) {
@@ -294,6 +301,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
     }
 }
 
+/** mcu_cmsis_mve_im2col, not inlined: the one-pixel paths' copy. */
+static __attribute__((noinline)) void mcu_cmsis_mve_im2col_call(const mcu_cmsis_conv_params *p, const int8_t *input,
+                                                                int32_t oy, int32_t ox, int8_t *col)
+{
+    mcu_cmsis_mve_im2col(p, input, oy, ox, col);
+}
+
 /** Convolution through im2col, output pixels [first, end) (raster order) one at a time: its column
     (in scratch) times the [out_c][k] weights; pixel n written at output + (n - first) * out_c. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
@@ -308,7 +322,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     for (int32_t oy = y0; oy <= y1; oy++) {
         const int32_t x1 = oy == y1 ? end - y1 * out_w : out_w;
         for (int32_t ox = oy == y0 ? first - y0 * out_w : 0; ox < x1; ox++, output += out_c) {
-            mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
+            mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
             mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, right_only, offset);
         }
     }
@@ -546,7 +560,7 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
                                 output, output + out_c, k, 1);
     }
     if (n < end) {
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
+        mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
         mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, 0);
     }
 }
