@@ -399,6 +399,11 @@ CASES = {
     "conv_1x1_ic40_oc8_s2": lambda r: conv(r, (7, 6), 40, 8, (1, 1), stride=(2, 2)),
     "conv_1x1_ic17_oc4_relu": lambda r: conv(r, (4, 4), 17, 4, (1, 1), act="RELU"),
     "conv_1x1_ic192_oc32": lambda r: conv(r, (3, 3), 192, 32, (1, 1)),
+    # out_c % 4 != 0 on the two-pixel loop: the last rows a weight pair at a time
+    # (mcu_cmsis_mve_rows_tail; squeezenet's 256 -> 10 head, two rows; one; three with in_c 16)
+    "conv_1x1_ic256_oc10_head": lambda r: conv(r, (3, 3), 256, 10, (1, 1)),
+    "conv_1x1_ic40_oc5_relu6": lambda r: conv(r, (3, 4), 40, 5, (1, 1), act="RELU6"),
+    "conv_1x1_ic16_oc7": lambda r: conv(r, (5, 3), 16, 7, (1, 1)),
     # the DSP ISA's wide pair layout (K < 48): every entry step of the eight-step K loop, K % 4 tails,
     # odd output channels, a clamp (the other requantization form)
     "conv_1x1_ic24_oc9_wide_layout": lambda r: conv(r, (4, 7), 24, 9, (1, 1)),

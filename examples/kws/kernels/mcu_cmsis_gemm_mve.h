@@ -501,9 +501,48 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const
     *out1 = vaddq_s32(r1, b);
 }
 
-/** Two pixels' outputs (every shift <= 0, n a multiple of 4, k a compile-time constant of
-    mcu_cmsis_mve_dot2x4_k, or with `any` (a compile-time constant) any k >= 16:
-    mcu_cmsis_mve_dot2x4_any). */
+/** The last n (1 to 3) rows of two pixels' outputs, a weight pair at a time from w: per sixteen
+    values two inputs, one pair (VLD20 / VLD21) and four VMLADAVA in a tail-predicated loop. */
+static __attribute__((noinline)) void mcu_cmsis_mve_rows_tail(const int8_t *x0, const int8_t *x1, const int8_t *w,
+                                                              int32_t k, int32_t n, const int32_t *bias,
+                                                              const int32_t *multiplier, const int32_t *shift,
+                                                              const mcu_cmsis_mve_out *o, int8_t *out0, int8_t *out1)
+{
+    for (int32_t j = 0; j < n; j += 2, w += mcu_cmsis_mve_pair_stride(k)) {
+        const int8_t *p0 = x0, *p1 = x1, *pw = w;
+        int32_t a0 = 0, a1 = 0, b0 = 0, b1 = 0; /* pixel 0 rows j, j + 1; pixel 1 */
+        __asm__ volatile("dlstp.8 lr, %[k]\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[x0]], #16\n\t"
+                         "vld20.8 {q2, q3}, [%[w]]\n\t"
+                         "vldrb.8 q1, [%[x1]], #16\n\t"
+                         "vld21.8 {q2, q3}, [%[w]]!\n\t"
+                         "vmladava.s8 %[a0], q0, q2\n\t"
+                         "vmladava.s8 %[b0], q1, q2\n\t"
+                         "vmladava.s8 %[a1], q0, q3\n\t"
+                         "vmladava.s8 %[b1], q1, q3\n\t"
+                         "letp lr, 1b\n"
+                         : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [x0] "+r"(p0),
+                           [x1] "+r"(p1), [w] "+r"(pw)
+                         : [k] "r"(k)
+                         : "q0", "q1", "q2", "q3", "lr", "memory");
+        const int32_t r = j + 1 < n ? j + 1 : j; /* lanes 1 and 3: row j + 1, or (not stored) row j again */
+        const int32_t m[4] = {multiplier[j], multiplier[r], multiplier[j], multiplier[r]};
+        const int32_t e[4] = {shift[j], shift[r], shift[j], shift[r]};
+        const int32_t acc[4] = {a0 + bias[j], a1 + bias[r], b0 + bias[j], b1 + bias[r]};
+        const int32x4_t v = mcu_cmsis_mve_requantize_vec(vldrwq_s32(acc), m, e, o->offset, o->act_min, o->act_max);
+        out0[j] = (int8_t)vgetq_lane_s32(v, 0);
+        out1[j] = (int8_t)vgetq_lane_s32(v, 2);
+        if (r > j) {
+            out0[r] = (int8_t)vgetq_lane_s32(v, 1);
+            out1[r] = (int8_t)vgetq_lane_s32(v, 3);
+        }
+    }
+}
+
+/** Two pixels' outputs (every shift <= 0; n a multiple of 4 and k a compile-time constant of
+    mcu_cmsis_mve_dot2x4_k, or with `any` (a compile-time constant) any n and any k >= 16:
+    mcu_cmsis_mve_dot2x4_any, the last n % 4 rows by mcu_cmsis_mve_rows_tail). */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
                                                                           const int8_t *weights, int32_t n,
                                                                           const int32_t *bias,
@@ -514,7 +553,8 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
                                                                           const int any)
 {
     const int32_t stride = mcu_cmsis_mve_pair_stride(k);
-    for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4, weights += 2 * stride) {
         int32x4_t a0, a1;
         if (any) {
             mcu_cmsis_mve_dot2x4_any(x0, x1, weights, bias + j, &a0, &a1, k);
@@ -529,11 +569,16 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
         vstrbq_s32(out0 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a0, out_offset), lo), hi));
         vstrbq_s32(out1 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a1, out_offset), lo), hi));
     }
+    if (any && j < n) {
+        const mcu_cmsis_mve_out o = {out_offset, vgetq_lane_s32(lo, 0), vgetq_lane_s32(hi, 0)};
+        mcu_cmsis_mve_rows_tail(x0, x1, weights, k, n - j, bias + j, multiplier + j, shift + j, &o, out0 + j,
+                                out1 + j);
+    }
 }
 
 #if !defined(__NO_INLINE__)
 /** Convolution of output pixels [first, end), two at a time: their columns one after the other in
-    scratch (k >= 16, the plain layout, out_c % 4 == 0, every shift <= 0) through
+    scratch (k >= 16, the plain layout, every shift <= 0) through
     mcu_cmsis_mve_dot2x4_any; an odd last pixel alone. */
 static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis_conv_params *p, const int8_t *input,
                                                                  const int8_t *weights, const int32_t *bias,
@@ -583,7 +628,7 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_
             mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 0, 0);
         }
 #if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
-    } else if (!off && p->out_c % 4 == 0 && p->k_h * p->k_w * p->in_c >= 16) {
+    } else if (!off && p->k_h * p->k_w * p->in_c >= 16) {
         mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, first, end);
 #endif
     } else if (off) {
@@ -684,7 +729,7 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const 
         return;
     }
 #if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
-    if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128, 256; else any in_c > 16 in a loop */
+    if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128, 256 */
         switch (p->in_c) {
         case 8:
             mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0);
@@ -705,12 +750,12 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const 
             mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 256, 0);
             return;
         default:
-            if (p->in_c > 16) {
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, p->in_c, 1);
-                return;
-            }
             break;
         }
+    }
+    if (p->in_c >= 16) { /* any other in_c, any out_c: in a loop */
+        mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, p->in_c, 1);
+        return;
     }
 #endif
     mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 1, 0);
