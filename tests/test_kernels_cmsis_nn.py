@@ -361,11 +361,21 @@ CASES = {
     # connected kernel, on the flattened input
     "conv_1x1_ic256_oc2_1px_head": lambda r: conv(r, (1, 1), 256, 2, (1, 1)),
     "conv_3x3_ic5_oc7_valid_1px_relu": lambda r: conv(r, (3, 3), 5, 7, (3, 3), padding="VALID", act="RELU"),
-    # in_c % 16 != 0 with out_c % 4 == 0 (Helium: one pixel at a time), odd pixel counts, dilation
-    # across
+    # in_c % 16 != 0 with out_c % 4 == 0 (Helium: two plain columns a pair), odd pixel counts,
+    # dilation across
     "conv_3x3_ic8_oc8_odd_px": lambda r: conv(r, (5, 7), 8, 8, (3, 3)),
     "conv_3x3_ic24_oc12_s2x1_dil1x2": lambda r: conv(r, (9, 8), 24, 12, (3, 3), stride=(2, 1), dil=(1, 2)),
     "conv_2x3_ic5_oc4_valid": lambda r: conv(r, (6, 7), 5, 4, (2, 3), padding="VALID"),
+    # Helium's two-pixel im2col path for any in_c (k >= 16: two plain columns, the k % 16 values past
+    # the steps under a predicate): squeezenet's 3x3 8 -> 32 with an odd pixel count, stride and
+    # padding, VALID with k = 24, dilation, k = 16 (the least it takes) and k = 15 (one pixel at a
+    # time)
+    "conv_3x3_ic8_oc32_odd_px": lambda r: conv(r, (7, 9), 8, 32, (3, 3)),
+    "conv_3x3_ic24_oc8_s2_same": lambda r: conv(r, (7, 8), 24, 8, (3, 3), stride=(2, 2)),
+    "conv_3x1_ic8_oc4_valid_k24": lambda r: conv(r, (6, 5), 8, 4, (3, 1), padding="VALID"),
+    "conv_3x3_ic7_oc12_dil2_k63": lambda r: conv(r, (8, 9), 7, 12, (3, 3), dil=(2, 2)),
+    "conv_4x4_ic1_oc4_k16": lambda r: conv(r, (6, 7), 1, 4, (4, 4)),
+    "conv_3x5_ic1_oc8_k15": lambda r: conv(r, (5, 6), 1, 8, (3, 5)),
     # the int8 column's border rows: the taps inside one run [lo, hi) over the padded row (a 5-wide
     # filter two taps over the left edge), or with horizontal dilation tap by tap
     "conv_5x5_ic3_oc4_s2_same": lambda r: conv(r, (9, 11), 3, 4, (5, 5), stride=(2, 2)),
@@ -382,6 +392,18 @@ CASES = {
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),
     # 1x1 with in_c 16 / 32 / 64 / 128 and out_c % 4 == 0: Helium's two-pixel unrolled path
     "conv_1x1_ic16_oc12_odd_px": lambda r: conv(r, (3, 5), 16, 12, (1, 1)),
+    # other in_c > 16 with out_c % 4 == 0: Helium's two-pixel loop (mcu_cmsis_mve_dot2x4_any), in_c %
+    # 16 values past its steps loaded under a VCTP predicate (8, 8 with stride 2, 1, none), an odd
+    # pixel count
+    "conv_1x1_ic24_oc12_odd_px": lambda r: conv(r, (3, 5), 24, 12, (1, 1)),
+    "conv_1x1_ic40_oc8_s2": lambda r: conv(r, (7, 6), 40, 8, (1, 1), stride=(2, 2)),
+    "conv_1x1_ic17_oc4_relu": lambda r: conv(r, (4, 4), 17, 4, (1, 1), act="RELU"),
+    "conv_1x1_ic192_oc32": lambda r: conv(r, (3, 3), 192, 32, (1, 1)),
+    # out_c % 4 != 0 on the two-pixel loop: the last rows a weight pair at a time
+    # (mcu_cmsis_mve_rows_tail; squeezenet's 256 -> 10 head, two rows; one; three with in_c 16)
+    "conv_1x1_ic256_oc10_head": lambda r: conv(r, (3, 3), 256, 10, (1, 1)),
+    "conv_1x1_ic40_oc5_relu6": lambda r: conv(r, (3, 4), 40, 5, (1, 1), act="RELU6"),
+    "conv_1x1_ic16_oc7": lambda r: conv(r, (5, 3), 16, 7, (1, 1)),
     # the DSP ISA's wide pair layout (K < 48): every entry step of the eight-step K loop, K % 4 tails,
     # odd output channels, a clamp (the other requantization form)
     "conv_1x1_ic24_oc9_wide_layout": lambda r: conv(r, (4, 7), 24, 9, (1, 1)),

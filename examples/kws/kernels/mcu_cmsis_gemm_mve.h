@@ -18,11 +18,14 @@
  * VMOVs and requantized together (mcu_cmsis_mve_requantize_vec).
  *
  * Two pixels at a time, each weight vector into two VMLADAVA (eight accumulators: every even
- * register), when every shift is <= 0 and out_c % 4 == 0:
+ * register, named in the assembly; they start at zero, the first step's VMLADAV, and the bias is
+ * added as a vector), when every shift is <= 0, out_c % 4 == 0 and the weights are in the plain
+ * pair layout (the offset one, C lowered for the DSP ISA, goes one pixel at a time):
  *   - 1x1 convolutions with in_c 8, 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
- *     (mcu_cmsis_mve_dot2x4_k);
- *   - convolutions through im2col with in_c % 16 == 0: the two pixels' columns interleaved sixteen
- *     values at a time in scratch, so one pointer walks both (mcu_cmsis_mve_dot2x4).
+ *     (mcu_cmsis_mve_dot2x4_k); any other in_c > 16: a loop of sixteen values a step, the last
+ *     in_c % 16 under a VCTP predicate (mcu_cmsis_mve_dot2x4_any);
+ *   - convolutions through im2col with k >= 16: the two pixels' columns one after the other in
+ *     scratch, through the same loop (mcu_cmsis_mve_dot2x4_any).
  */
 #ifndef MCU_CMSIS_GEMM_MVE_H
 #define MCU_CMSIS_GEMM_MVE_H
@@ -227,69 +230,40 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec(const int
     }
 }
 
-/** n bytes from src to dst (n >= 0), stored sixteen at a time `step` (16, or 32 for an interleaved
-    pair of columns) bytes apart. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_copy(int8_t *dst, const int8_t *src, int32_t n,
-                                                                     const int32_t step)
+/** n bytes from src to dst (n >= 0), sixteen at a time. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_copy(int8_t *dst, const int8_t *src, int32_t n)
 {
-    if (step == 32) {
-        __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vldrb.8 q0, [%[s]], #16\n\t"
-                         "vstrb.8 q0, [%[d]], #32\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [s] "+r"(src), [d] "+r"(dst)
-                         : [n] "r"(n)
-                         : "q0", "lr", "memory");
-    } else {
-        __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vldrb.8 q0, [%[s]], #16\n\t"
-                         "vstrb.8 q0, [%[d]], #16\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [s] "+r"(src), [d] "+r"(dst)
-                         : [n] "r"(n)
-                         : "q0", "lr", "memory");
-    }
+    __asm__ volatile("wlstp.8 lr, %[n], 2f\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[s]], #16\n\t"
+                     "vstrb.8 q0, [%[d]], #16\n\t"
+                     "letp lr, 1b\n"
+                     "2:\n"
+                     : [s] "+r"(src), [d] "+r"(dst)
+                     : [n] "r"(n)
+                     : "q0", "lr", "memory");
 }
 
-/** n bytes of value v at dst (n >= 0), sixteen at a time `step` (16 or 32) bytes apart. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_fill(int8_t *dst, int32_t v, int32_t n,
-                                                                     const int32_t step)
+/** n bytes of value v at dst (n >= 0), sixteen at a time. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_fill(int8_t *dst, int32_t v, int32_t n)
 {
-    if (step == 32) {
-        __asm__ volatile("vdup.8 q0, %[v]\n\t"
-                         "wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vstrb.8 q0, [%[d]], #32\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [d] "+r"(dst)
-                         : [n] "r"(n), [v] "r"(v)
-                         : "q0", "lr", "memory");
-    } else {
-        __asm__ volatile("vdup.8 q0, %[v]\n\t"
-                         "wlstp.8 lr, %[n], 2f\n"
-                         "1:\n\t"
-                         "vstrb.8 q0, [%[d]], #16\n\t"
-                         "letp lr, 1b\n"
-                         "2:\n"
-                         : [d] "+r"(dst)
-                         : [n] "r"(n), [v] "r"(v)
-                         : "q0", "lr", "memory");
-    }
+    __asm__ volatile("vdup.8 q0, %[v]\n\t"
+                     "wlstp.8 lr, %[n], 2f\n"
+                     "1:\n\t"
+                     "vstrb.8 q0, [%[d]], #16\n\t"
+                     "letp lr, 1b\n"
+                     "2:\n"
+                     : [d] "+r"(dst)
+                     : [n] "r"(n), [v] "r"(v)
+                     : "q0", "lr", "memory");
 }
 
 /** The receptive field of output pixel (oy, ox) as one column of k_h * k_w * in_c int8 values in
     [k_h][k_w][in_c] order; padded taps hold the input zero point (adds nothing: the bias is
-    folded). A filter row wholly inside the input (no dilation across it) is one copy. step 16: a
-    plain column; step 32 (in_c % 16 == 0): every sixteen values 32 bytes apart, the other pixel of
-    a pair in between (mcu_cmsis_mve_dot2x4). */
+    folded). A filter row wholly inside the input (no dilation across it) is one copy. */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu_cmsis_conv_params *p,
                                                                        const int8_t *input, int32_t oy, int32_t ox,
-                                                                       int8_t *col, const int32_t step)
+                                                                       int8_t *col)
 {
     const int32_t in_h = p->in_h, in_w = p->in_w, in_c = p->in_c;
     const int32_t k_h = p->k_h, k_w = p->k_w, dil_h = p->dil_h, dil_w = p->dil_w;
@@ -297,145 +271,42 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int32_t row_len = k_w * in_c;
-    const int32_t tap_bytes = in_c * (step / 16); /* a tap's bytes in the (interleaved) column */
     const int row_inside = ix0 >= 0 && ix0 + (k_w - 1) * dil_w < in_w;
-    for (int32_t ky = 0; ky < k_h; ky++, col += k_w * tap_bytes) {
+    if (row_inside && dil_w == 1 && iy0 >= 0 && iy0 + (k_h - 1) * dil_h < in_h) { /* inside: a copy a row */
+        const int8_t *src = input + (iy0 * in_w + ix0) * in_c;
+        for (int32_t ky = 0; ky < k_h; ky++, col += row_len, src += dil_h * in_w * in_c) {
+            mcu_cmsis_mve_copy(col, src, row_len);
+        }
+        return;
+    }
+    for (int32_t ky = 0; ky < k_h; ky++, col += row_len) {
         const int32_t iy = iy0 + ky * dil_h;
         if (iy < 0 || iy >= in_h) {
-            mcu_cmsis_mve_fill(col, pad_value, row_len, step);
+            mcu_cmsis_mve_fill(col, pad_value, row_len);
             continue;
         }
         const int8_t *src = input + (iy * in_w + ix0) * in_c;
         if (row_inside && dil_w == 1) {
-            mcu_cmsis_mve_copy(col, src, row_len, step);
+            mcu_cmsis_mve_copy(col, src, row_len);
             continue;
         }
         for (int32_t kx = 0; kx < k_w; kx++) {
             const int32_t ix = ix0 + kx * dil_w;
             if (ix < 0 || ix >= in_w) {
-                mcu_cmsis_mve_fill(col + kx * tap_bytes, pad_value, in_c, step);
+                mcu_cmsis_mve_fill(col + kx * in_c, pad_value, in_c);
             } else {
-                mcu_cmsis_mve_copy(col + kx * tap_bytes, src + kx * dil_w * in_c, in_c, step);
+                mcu_cmsis_mve_copy(col + kx * in_c, src + kx * dil_w * in_c, in_c);
             }
         }
     }
 }
 
-/** Two pixels x four output channels: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows
-    w_j of the weight pairs at w and w + stride (k a multiple of 16), the two columns interleaved
-    sixteen values at a time (x0's at col, x1's at col + 16, then col + 32 ...). Eight accumulators,
-    every even register but SP (register variables), each weight vector into two VMLADAVA. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4(const int8_t *col, const int8_t *w, int32_t k,
-                                                                       const int32_t *bias, int32x4_t *out0,
-                                                                       int32x4_t *out1, const int offset)
+/** mcu_cmsis_mve_im2col, not inlined: the one-pixel paths' copy. */
+static __attribute__((noinline)) void mcu_cmsis_mve_im2col_call(const mcu_cmsis_conv_params *p, const int8_t *input,
+                                                                int32_t oy, int32_t ox, int8_t *col)
 {
-    int32_t a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];
-    int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
-    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
-    int32_t n = k >> 4;
-    /* the inputs and the first pair's vectors one iteration ahead (the last early loads read the
-       second pair, and 32 bytes past the columns, inside the scratch MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES
-       sizes), so loads alternate with VMLADAVA */
-    __asm__ volatile("vldrb.8 q0, [%[x]]\n\t"
-                     "vld20.8 {q2, q3}, [%[w0]]\n\t"
-                     "vldrb.8 q1, [%[x], #16]\n\t"
-                     "vld21.8 {q2, q3}, [%[w0]]!\n\t"
-                     ".if %c[off]\n\tvsub.i8 q2, q2, %[o]\n\t.endif\n\t"
-                     "1:\n\t"
-                     "vld20.8 {q4, q5}, [%[w1]]\n\t"
-                     "vmladava.s8 %[a0], q0, q2\n\t"
-                     "vld21.8 {q4, q5}, [%[w1]]!\n\t"
-                     "vmladava.s8 %[b0], q1, q2\n\t"
-                     ".if %c[off]\n\tvsub.i8 q4, q4, %[o]\n\t.endif\n\t"
-                     "vmladava.s8 %[a1], q0, q3\n\t"
-                     "vmladava.s8 %[b1], q1, q3\n\t"
-                     "vld20.8 {q2, q3}, [%[w0]]\n\t"
-                     "vmladava.s8 %[a2], q0, q4\n\t"
-                     "vld21.8 {q2, q3}, [%[w0]]!\n\t"
-                     "vmladava.s8 %[b2], q1, q4\n\t"
-                     ".if %c[off]\n\tvsub.i8 q2, q2, %[o]\n\t.endif\n\t"
-                     "vmladava.s8 %[a3], q0, q5\n\t"
-                     "vldrb.8 q0, [%[x], #32]!\n\t"
-                     "vmladava.s8 %[b3], q1, q5\n\t"
-                     "vldrb.8 q1, [%[x], #16]\n\t"
-                     "subs %[n], %[n], #1\n\t"
-                     "bne 1b\n"
-                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [b0] "+Te"(b0),
-                       [b1] "+Te"(b1), [b2] "+Te"(b2), [b3] "+Te"(b3), [x] "+r"(col), [w0] "+r"(w), [w1] "+r"(w1),
-                       [n] "+r"(n)
-                     : [o] "r"(128), [off] "i"(offset)
-                     : "q0", "q1", "q2", "q3", "q4", "q5", "memory", "cc");
-    int32x4_t v0, v1;
-    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
-            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
-            : [v] "=&w"(v0)
-            : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
-    __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
-            "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
-            : [v] "=&w"(v1)
-            : [a0] "r"(b0), [a1] "r"(b1), [a2] "r"(b2), [a3] "r"(b3));
-    *out0 = v0;
-    *out1 = v1;
+    mcu_cmsis_mve_im2col(p, input, oy, ox, col);
 }
-
-#if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
-/** Four output channels of two pixels from their interleaved columns, requantized (every shift
-    <= 0) and stored. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_group2x4_body(
-    const int8_t *col, const int8_t *w, int32_t k, const int32_t *bias, const int32_t *multiplier,
-    const int32_t *shift, const mcu_cmsis_mve_out *o, int8_t *out0, int8_t *out1, const int offset)
-{
-    int32x4_t a0, a1;
-    mcu_cmsis_mve_dot2x4(col, w, k, bias, &a0, &a1, offset);
-    const int32x4_t s = vldrwq_s32(shift), m = vldrwq_s32(multiplier);
-    const int32x4_t lo = vdupq_n_s32(o->act_min), hi = vdupq_n_s32(o->act_max);
-    a0 = vqrdmulhq_s32(a0, m);
-    a1 = vqrdmulhq_s32(a1, m);
-    a0 = vrshlq_s32(vqaddq_s32(a0, vshrq_n_s32(vandq_s32(a0, s), 31)), s);
-    a1 = vrshlq_s32(vqaddq_s32(a1, vshrq_n_s32(vandq_s32(a1, s), 31)), s);
-    vstrbq_s32(out0, vminq_s32(vmaxq_s32(vaddq_n_s32(a0, o->offset), lo), hi));
-    vstrbq_s32(out1, vminq_s32(vmaxq_s32(vaddq_n_s32(a1, o->offset), lo), hi));
-}
-
-/* Not inlined, one per layout: the assembly needs every register, which gcc 12 cannot free inside
-   a loop. */
-static __attribute__((noinline)) void mcu_cmsis_mve_group2x4(const int8_t *col, const int8_t *w, int32_t k,
-                                                              const int32_t *bias, const int32_t *multiplier,
-                                                              const int32_t *shift, const mcu_cmsis_mve_out *o,
-                                                              int8_t *out0, int8_t *out1)
-{
-    mcu_cmsis_mve_group2x4_body(col, w, k, bias, multiplier, shift, o, out0, out1, 0);
-}
-
-static __attribute__((noinline)) void mcu_cmsis_mve_group2x4_offset(const int8_t *col, const int8_t *w, int32_t k,
-                                                                     const int32_t *bias, const int32_t *multiplier,
-                                                                     const int32_t *shift, const mcu_cmsis_mve_out *o,
-                                                                     int8_t *out0, int8_t *out1)
-{
-    mcu_cmsis_mve_group2x4_body(col, w, k, bias, multiplier, shift, o, out0, out1, 1);
-}
-
-/** Two pixels' outputs from their interleaved columns (every shift <= 0, n a multiple of 4, k of
-    16); offset (a compile-time constant): the offset pair layout. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2(const int8_t *col, const int8_t *weights,
-                                                                        int32_t k, int32_t n, const int32_t *bias,
-                                                                        const int32_t *multiplier,
-                                                                        const int32_t *shift,
-                                                                        const mcu_cmsis_mve_out *o, int8_t *out0,
-                                                                        int8_t *out1, const int offset)
-{
-    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
-    for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
-        if (offset) {
-            mcu_cmsis_mve_group2x4_offset(col, weights, k, bias + j, multiplier + j, shift + j, o, out0 + j,
-                                          out1 + j);
-        } else {
-            mcu_cmsis_mve_group2x4(col, weights, k, bias + j, multiplier + j, shift + j, o, out0 + j, out1 + j);
-        }
-    }
-}
-
-#endif
 
 /** Convolution through im2col, output pixels [first, end) (raster order) one at a time: its column
     (in scratch) times the [out_c][k] weights; pixel n written at output + (n - first) * out_c. */
@@ -451,40 +322,291 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     for (int32_t oy = y0; oy <= y1; oy++) {
         const int32_t x1 = oy == y1 ? end - y1 * out_w : out_w;
         for (int32_t ox = oy == y0 ? first - y0 * out_w : 0; ox < x1; ox++, output += out_c) {
-            mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
+            mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
             mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, right_only, offset);
         }
     }
 }
 
+/** Two pixels x four output channels with k (8, 16, 32, 64, 128 or 256: a compile-time constant) fully
+    unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j of the weight pairs at
+    w and w + stride, as two vectors. Eight accumulators (every even register but SP) take each
+    deinterleaved weight vector into two VMLADAVA; the inputs are read by immediate offsets from x0
+    and x1, the pairs by post-incremented VLD2. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const int8_t *x0, const int8_t *x1,
+                                                                         const int8_t *w, const int32_t *bias,
+                                                                         int32x4_t *out0, int32x4_t *out1,
+                                                                         const int32_t k)
+{
+    if (k == 8) { /* eight values: widening loads (VLDRB.S16), VMOVLB / VMOVLT split a pair's sixteen
+                     bytes into its two rows as int16, VMLADAVA.S16 over eight lanes */
+        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for the inputs */
+        register int32x4_t r0 __asm__("q3"), r1 __asm__("q2");
+        /* the accumulators start at zero (VMLADAV), the bias added as a vector after */
+        __asm__ volatile("vldrb.s16 q0, [%[x0]]\n\t"
+                         "vldrb.8 q2, [%[w]]\n\t"
+                         "vmovlb.s8 q3, q2\n\t"
+                         "vldrb.s16 q1, [%[x1]]\n\t"
+                         "vmovlt.s8 q2, q2\n\t"
+                         "vmladav.s16 r0, q0, q3\n\t"
+                         "vldrb.8 q4, [%[w], #%c[stride]]\n\t"
+                         "vmladav.s16 r8, q1, q3\n\t"
+                         "vmovlb.s8 q5, q4\n\t"
+                         "vmladav.s16 r2, q0, q2\n\t"
+                         "vmovlt.s8 q4, q4\n\t"
+                         "vmladav.s16 r10, q1, q2\n\t"
+                         /* the results into q3 / q2 (free now) as they complete */
+                         "vmladav.s16 r4, q0, q5\n\t"
+                         "vmov q3[2], q3[0], r0, r4\n\t"
+                         "vmladav.s16 r12, q1, q5\n\t"
+                         "vmov q2[2], q2[0], r8, r12\n\t"
+                         "vmladav.s16 r6, q0, q4\n\t"
+                         "vmov q3[3], q3[1], r2, r6\n\t"
+                         "vmladav.s16 lr, q1, q4\n\t"
+                         "vmov q2[3], q2[1], r10, lr"
+                         : "=&w"(r0), "=&w"(r1)
+                         : [x0] "l"(x0), [x1] "l"(x1), [w] "r"(w), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(8))
+                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
+        const int32x4_t bv = vldrwq_s32(bias);
+        *out0 = vaddq_s32(r0, bv);
+        *out1 = vaddq_s32(r1, bv);
+        return;
+    }
+    /* the accumulators in the even registers VMLADAVA needs, each pixel's four starting at zero (the
+       first step's VMLADAV: mcu_mve_mla; the bias added as a vector after); b walks the second pair.
+       Software pipelined: the next sixteen values' inputs and first pair
+       are loaded among this step's VMLADAVA, so loads and multiply-accumulates alternate; the
+       results are moved into q2 / q3 as the last step completes them */
+    register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results: the first pair's registers */
+    const int8_t *b; /* the second pair's weights */
+    /* HALF: a step's second pair loaded among the first pair's four VMLADAVA */
+#define MCU_MVE_DOT2X4_K_HALF \
+    "vld20.8 {q4, q5}, [%[b]]\n\t" \
+    "mcu_mve_mla r0, q0, q2\n\t" \
+    "vld21.8 {q4, q5}, [%[b]]!\n\t" \
+    "mcu_mve_mla r8, q1, q2\n\t" \
+    "mcu_mve_mla r2, q0, q3\n\t" \
+    "mcu_mve_mla r10, q1, q3\n\t"
+#define MCU_MVE_DOT2X4_K_ASM \
+    ".macro mcu_mve_mla rd, qa, qb\n\t" \
+    ".if mcu_mve_acc\n\tvmladava.s8 \\rd, \\qa, \\qb\n\t.else\n\tvmladav.s8 \\rd, \\qa, \\qb\n\t.endif\n\t" \
+    ".endm\n\t" \
+    ".set mcu_mve_acc, 0\n\t" \
+    "add %[b], %[w], #%c[stride]\n\t" \
+    "vldrb.8 q0, [%[x0]]\n\t" \
+    "vld20.8 {q2, q3}, [%[w]]\n\t" \
+    "vldrb.8 q1, [%[x1]]\n\t" \
+    "vld21.8 {q2, q3}, [%[w]]!\n\t" \
+    ".set mcu_mve_off, 16\n\t" \
+    ".rept (%c[n] - 1)\n\t" \
+    MCU_MVE_DOT2X4_K_HALF \
+    "vld20.8 {q2, q3}, [%[w]]\n\t" \
+    "mcu_mve_mla r4, q0, q4\n\t" \
+    "vld21.8 {q2, q3}, [%[w]]!\n\t" \
+    "mcu_mve_mla r12, q1, q4\n\t" \
+    "mcu_mve_mla r6, q0, q5\n\t" \
+    ".if %c[n] > 8\n\tvldrb.8 q0, [%[x0], #16]!\n\t.else\n\tvldrb.8 q0, [%[x0], #mcu_mve_off]\n\t.endif\n\t" \
+    "mcu_mve_mla lr, q1, q5\n\t" \
+    ".if %c[n] > 8\n\tvldrb.8 q1, [%[x1], #16]!\n\t.else\n\tvldrb.8 q1, [%[x1], #mcu_mve_off]\n\t.endif\n\t" \
+    ".set mcu_mve_off, mcu_mve_off + 16\n\t" \
+    ".set mcu_mve_acc, 1\n\t" \
+    ".endr\n\t" \
+    /* the last sixteen values, the results moved into q2 / q3 as they complete */ \
+    MCU_MVE_DOT2X4_K_HALF \
+    "mcu_mve_mla r4, q0, q4\n\t" \
+    "vmov q2[2], q2[0], r0, r4\n\t" \
+    "mcu_mve_mla r12, q1, q4\n\t" \
+    "vmov q3[2], q3[0], r8, r12\n\t" \
+    "mcu_mve_mla r6, q0, q5\n\t" \
+    "vmov q2[3], q2[1], r2, r6\n\t" \
+    "mcu_mve_mla lr, q1, q5\n\t" \
+    "vmov q3[3], q3[1], r10, lr\n\t" \
+    /* the pointers as they came (inputs: distinct registers, distinct values; the \
+    inputs walked by writeback past the immediate offsets' reach, k = 256) */ \
+    "sub %[w], %[w], #(32 * %c[n])\n\t" \
+    ".if %c[n] > 8\n\t" \
+    "sub %[x0], %[x0], #(16 * %c[n] - 16)\n\t" \
+    "sub %[x1], %[x1], #(16 * %c[n] - 16)\n\t" \
+    ".endif\n\t" \
+    ".purgem mcu_mve_mla\n\t"
+    __asm__ volatile(MCU_MVE_DOT2X4_K_ASM
+                     : "=&w"(r0), "=&w"(r1), [b] "=&r"(b)
+                     : [w] "r"(w), [x0] "r"(x0), [x1] "r"(x1), [n] "i"(k / 16), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(k))
+                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
+#undef MCU_MVE_DOT2X4_K_HALF
+#undef MCU_MVE_DOT2X4_K_ASM
+    const int32x4_t bv = vldrwq_s32(bias);
+    *out0 = vaddq_s32(r0, bv);
+    *out1 = vaddq_s32(r1, bv);
+}
+
+/** mcu_cmsis_mve_dot2x4_k for any k >= 16 (a run-time value): a loop of sixteen values per step,
+    the accumulators starting at zero (VMLADAV, the first step) and the bias added as a vector; k %
+    16 values past the steps loaded with a VCTP predicate (nothing read past either pixel, the lanes
+    past k zero). */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const int8_t *x0, const int8_t *x1,
+                                                                           const int8_t *w, const int32_t *bias,
+                                                                           int32x4_t *out0, int32x4_t *out1,
+                                                                           int32_t k)
+{
+    register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results, once the last step is done */
+    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
+    int32_t n = k - 16; /* the values left after the first step */
+#define MCU_MVE_DOT2X4_ANY_STEP(acc) \
+    "vld20.8 {q2, q3}, [%[w0]]\n\t" \
+    "vld21.8 {q2, q3}, [%[w0]]!\n\t" \
+    "vld20.8 {q4, q5}, [%[w1]]\n\t" \
+    "vmladav" acc ".s8 r0, q0, q2\n\t" \
+    "vld21.8 {q4, q5}, [%[w1]]!\n\t" \
+    "vmladav" acc ".s8 r8, q1, q2\n\t" \
+    "vmladav" acc ".s8 r2, q0, q3\n\t" \
+    "vmladav" acc ".s8 r10, q1, q3\n\t" \
+    "vmladav" acc ".s8 r4, q0, q4\n\t" \
+    "vmladav" acc ".s8 r12, q1, q4\n\t" \
+    "vmladav" acc ".s8 r6, q0, q5\n\t" \
+    "vmladav" acc ".s8 lr, q1, q5\n\t"
+#define MCU_MVE_DOT2X4_ANY_ASM \
+    "vldrb.8 q0, [%[x0]], #16\n\t" \
+    "vldrb.8 q1, [%[x1]], #16\n\t" \
+    MCU_MVE_DOT2X4_ANY_STEP("") \
+    "subs %[n], %[n], #16\n\t" \
+    "blt 2f\n" \
+    "1:\n\t" \
+    "vldrb.8 q0, [%[x0]], #16\n\t" \
+    "vldrb.8 q1, [%[x1]], #16\n\t" \
+    MCU_MVE_DOT2X4_ANY_STEP("a") \
+    "subs %[n], %[n], #16\n\t" \
+    "bge 1b\n" \
+    "2:\n\t" \
+    "adds %[n], %[n], #16\n\t" /* k % 16 */ \
+    "beq 3f\n\t" \
+    "vctp.8 %[n]\n\t" \
+    "vpstt\n\t" \
+    "vldrbt.8 q0, [%[x0]]\n\t" \
+    "vldrbt.8 q1, [%[x1]]\n\t" \
+    MCU_MVE_DOT2X4_ANY_STEP("a") \
+    "3:\n\t" \
+    "vmov q2[2], q2[0], r0, r4\n\t" \
+    "vmov q2[3], q2[1], r2, r6\n\t" \
+    "vmov q3[2], q3[0], r8, r12\n\t" \
+    "vmov q3[3], q3[1], r10, lr"
+    __asm__ volatile(MCU_MVE_DOT2X4_ANY_ASM
+                     : "=&w"(r0), "=&w"(r1), [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w), [w1] "+r"(w1), [n] "+r"(n)
+                     :
+                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory", "cc");
+#undef MCU_MVE_DOT2X4_ANY_STEP
+#undef MCU_MVE_DOT2X4_ANY_ASM
+    const int32x4_t b = vldrwq_s32(bias);
+    *out0 = vaddq_s32(r0, b);
+    *out1 = vaddq_s32(r1, b);
+}
+
+/** The last n (1 to 3) rows of two pixels' outputs, a weight pair at a time from w: per sixteen
+    values two inputs, one pair (VLD20 / VLD21) and four VMLADAVA in a tail-predicated loop. */
+static __attribute__((noinline)) void mcu_cmsis_mve_rows_tail(const int8_t *x0, const int8_t *x1, const int8_t *w,
+                                                              int32_t k, int32_t n, const int32_t *bias,
+                                                              const int32_t *multiplier, const int32_t *shift,
+                                                              const mcu_cmsis_mve_out *o, int8_t *out0, int8_t *out1)
+{
+    for (int32_t j = 0; j < n; j += 2, w += mcu_cmsis_mve_pair_stride(k)) {
+        const int8_t *p0 = x0, *p1 = x1, *pw = w;
+        int32_t a0 = 0, a1 = 0, b0 = 0, b1 = 0; /* pixel 0 rows j, j + 1; pixel 1 */
+        __asm__ volatile("dlstp.8 lr, %[k]\n"
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[x0]], #16\n\t"
+                         "vld20.8 {q2, q3}, [%[w]]\n\t"
+                         "vldrb.8 q1, [%[x1]], #16\n\t"
+                         "vld21.8 {q2, q3}, [%[w]]!\n\t"
+                         "vmladava.s8 %[a0], q0, q2\n\t"
+                         "vmladava.s8 %[b0], q1, q2\n\t"
+                         "vmladava.s8 %[a1], q0, q3\n\t"
+                         "vmladava.s8 %[b1], q1, q3\n\t"
+                         "letp lr, 1b\n"
+                         : [a0] "+Te"(a0), [a1] "+Te"(a1), [b0] "+Te"(b0), [b1] "+Te"(b1), [x0] "+r"(p0),
+                           [x1] "+r"(p1), [w] "+r"(pw)
+                         : [k] "r"(k)
+                         : "q0", "q1", "q2", "q3", "lr", "memory");
+        const int32_t r = j + 1 < n ? j + 1 : j; /* lanes 1 and 3: row j + 1, or (not stored) row j again */
+        const int32_t m[4] = {multiplier[j], multiplier[r], multiplier[j], multiplier[r]};
+        const int32_t e[4] = {shift[j], shift[r], shift[j], shift[r]};
+        const int32_t acc[4] = {a0 + bias[j], a1 + bias[r], b0 + bias[j], b1 + bias[r]};
+        const int32x4_t v = mcu_cmsis_mve_requantize_vec(vldrwq_s32(acc), m, e, o->offset, o->act_min, o->act_max);
+        out0[j] = (int8_t)vgetq_lane_s32(v, 0);
+        out1[j] = (int8_t)vgetq_lane_s32(v, 2);
+        if (r > j) {
+            out0[r] = (int8_t)vgetq_lane_s32(v, 1);
+            out1[r] = (int8_t)vgetq_lane_s32(v, 3);
+        }
+    }
+}
+
+/** Two pixels' outputs (every shift <= 0; n a multiple of 4 and k a compile-time constant of
+    mcu_cmsis_mve_dot2x4_k, or with `any` (a compile-time constant) any n and any k >= 16:
+    mcu_cmsis_mve_dot2x4_any, the last n % 4 rows by mcu_cmsis_mve_rows_tail). */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
+                                                                          const int8_t *weights, int32_t n,
+                                                                          const int32_t *bias,
+                                                                          const int32_t *multiplier,
+                                                                          const int32_t *shift, int32_t out_offset,
+                                                                          int32x4_t lo, int32x4_t hi, int8_t *out0,
+                                                                          int8_t *out1, const int32_t k,
+                                                                          const int any)
+{
+    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4, weights += 2 * stride) {
+        int32x4_t a0, a1;
+        if (any) {
+            mcu_cmsis_mve_dot2x4_any(x0, x1, weights, bias + j, &a0, &a1, k);
+        } else {
+            mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k);
+        }
+        const int32x4_t s = vldrwq_s32(shift + j), m = vldrwq_s32(multiplier + j);
+        a0 = vqrdmulhq_s32(a0, m);
+        a1 = vqrdmulhq_s32(a1, m);
+        a0 = vrshlq_s32(vqaddq_s32(a0, vshrq_n_s32(vandq_s32(a0, s), 31)), s);
+        a1 = vrshlq_s32(vqaddq_s32(a1, vshrq_n_s32(vandq_s32(a1, s), 31)), s);
+        vstrbq_s32(out0 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a0, out_offset), lo), hi));
+        vstrbq_s32(out1 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a1, out_offset), lo), hi));
+    }
+    if (any && j < n) {
+        const mcu_cmsis_mve_out o = {out_offset, vgetq_lane_s32(lo, 0), vgetq_lane_s32(hi, 0)};
+        mcu_cmsis_mve_rows_tail(x0, x1, weights, k, n - j, bias + j, multiplier + j, shift + j, &o, out0 + j,
+                                out1 + j);
+    }
+}
+
 #if !defined(__NO_INLINE__)
-/** Convolution of output pixels [first, end), two at a time: their columns interleaved in scratch
-    (in_c % 16 == 0, out_c % 4 == 0, every shift <= 0); an odd last pixel alone. */
-static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pairs(
-    const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *scratch, int8_t *output, int32_t first, int32_t end,
-    const int offset)
+/** Convolution of output pixels [first, end), two at a time: their columns one after the other in
+    scratch (k >= 16, the plain layout, every shift <= 0) through
+    mcu_cmsis_mve_dot2x4_any; an odd last pixel alone. */
+static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis_conv_params *p, const int8_t *input,
+                                                                 const int8_t *weights, const int32_t *bias,
+                                                                 const int32_t *multiplier, const int32_t *shift,
+                                                                 int8_t *scratch, int8_t *output, int32_t first,
+                                                                 int32_t end)
 {
     const int32_t k = p->k_h * p->k_w * p->in_c;
     const int32_t out_w = p->out_w, out_c = p->out_c;
     const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+    const int32x4_t lo = vdupq_n_s32(o.act_min), hi = vdupq_n_s32(o.act_max);
     int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
     int32_t n = first;
     for (; n + 2 <= end; n += 2, output += 2 * out_c) {
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 32);
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
         if (++ox == out_w) {
             ox = 0, oy++;
         }
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch + 16, 32);
+        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch + k);
         if (++ox == out_w) {
             ox = 0, oy++;
         }
-        mcu_cmsis_mve_matvec2(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, output + out_c,
-                              offset);
+        mcu_cmsis_mve_matvec2_k(scratch, scratch + k, weights, out_c, bias, multiplier, shift, o.offset, lo, hi,
+                                output, output + out_c, k, 1);
     }
     if (n < end) {
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch, 16);
-        mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, offset);
+        mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
+        mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, 0);
     }
 }
 
@@ -506,172 +628,13 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_s8_mve(const mcu_
             mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 0, 0);
         }
 #if !defined(__NO_INLINE__) /* the two-pixel assembly needs every register: not at -O0 */
-    } else if (p->in_c % 16 == 0 && p->out_c % 4 == 0) {
-        if (off) {
-            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 1);
-        } else {
-            mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 0);
-        }
+    } else if (!off && p->k_h * p->k_w * p->in_c >= 16) {
+        mcu_cmsis_conv2d_mve_pairs(p, input, weights, bias, multiplier, shift, scratch, output, first, end);
 #endif
     } else if (off) {
         mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 1, 1);
     } else {
         mcu_cmsis_conv2d_mve_pixels(p, input, weights, bias, multiplier, shift, scratch, output, first, end, 1, 0);
-    }
-}
-
-/** Two pixels x four output channels with k (8, 16, 32, 64, 128 or 256: a compile-time constant) fully
-    unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j of the weight pairs at
-    w and w + stride, as two vectors. Eight accumulators (every even register but SP) take each
-    deinterleaved weight vector into two VMLADAVA; the inputs are read by immediate offsets from x0
-    and x1, the pairs by post-incremented VLD2. */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const int8_t *x0, const int8_t *x1,
-                                                                         const int8_t *w, const int32_t *bias,
-                                                                         int32x4_t *out0, int32x4_t *out1,
-                                                                         const int32_t k, const int offset)
-{
-    if (k == 8 && !offset) { /* eight values: widening loads (VLDRB.S16), VMOVLB / VMOVLT split a pair's sixteen
-                     bytes into its two rows as int16, VMLADAVA.S16 over eight lanes */
-        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for the inputs */
-        const int8_t *b = (const int8_t *)bias;
-        register int32x4_t r0 __asm__("q3"), r1 __asm__("q2");
-        __asm__ volatile("ldrd r0, r2, [%[b]]\n\t"
-                         "ldrd r4, r6, [%[b], #8]\n\t"
-                         "mov r8, r0\n\t"
-                         "mov r10, r2\n\t"
-                         "mov r12, r4\n\t"
-                         "mov lr, r6\n\t"
-                         "add %[b], %[w], #%c[stride]\n\t"
-                         "vldrb.s16 q0, [%[x0]]\n\t"
-                         "vldrb.8 q2, [%[w]]\n\t"
-                         "vmovlb.s8 q3, q2\n\t"
-                         "vldrb.s16 q1, [%[x1]]\n\t"
-                         "vmovlt.s8 q2, q2\n\t"
-                         "vmladava.s16 r0, q0, q3\n\t"
-                         "vldrb.8 q4, [%[b]]\n\t"
-                         "vmladava.s16 r8, q1, q3\n\t"
-                         "vmovlb.s8 q5, q4\n\t"
-                         "vmladava.s16 r2, q0, q2\n\t"
-                         "vmovlt.s8 q4, q4\n\t"
-                         "vmladava.s16 r10, q1, q2\n\t"
-                         /* the results into q3 / q2 (free now) as they complete */
-                         "vmladava.s16 r4, q0, q5\n\t"
-                         "vmov q3[2], q3[0], r0, r4\n\t"
-                         "vmladava.s16 r12, q1, q5\n\t"
-                         "vmov q2[2], q2[0], r8, r12\n\t"
-                         "vmladava.s16 r6, q0, q4\n\t"
-                         "vmov q3[3], q3[1], r2, r6\n\t"
-                         "vmladava.s16 lr, q1, q4\n\t"
-                         "vmov q2[3], q2[1], r10, lr"
-                         : "=&w"(r0), "=&w"(r1), [b] "+r"(b)
-                         : [x0] "l"(x0), [x1] "l"(x1), [w] "r"(w), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(8))
-                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
-        *out0 = r0;
-        *out1 = r1;
-        return;
-    }
-    /* the accumulators in the even registers VMLADAVA needs, each pixel's four starting at the bias;
-       the bias pointer's register then walks the second pair (q6: 128 for the offset layout's VSUB).
-       Software pipelined: the next sixteen values' inputs and first pair
-       are loaded among this step's VMLADAVA, so loads and multiply-accumulates alternate; the
-       results are moved into q2 / q3 as the last step completes them */
-    register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results: the first pair's registers */
-    const int32_t *b = bias; /* then the second pair's weights */
-    /* one text, two clobber lists: q6 only for the offset layout; HALF: a step's second pair loaded
-       among the first pair's four VMLADAVA */
-#define MCU_MVE_DOT2X4_K_HALF \
-    "vld20.8 {q4, q5}, [%[b]]\n\t" \
-    "vmladava.s8 r0, q0, q2\n\t" \
-    "vld21.8 {q4, q5}, [%[b]]!\n\t" \
-    "vmladava.s8 r8, q1, q2\n\t" \
-    ".if %c[off]\n\tvsub.i8 q4, q4, q6\n\t.endif\n\t" \
-    "vmladava.s8 r2, q0, q3\n\t" \
-    "vmladava.s8 r10, q1, q3\n\t"
-#define MCU_MVE_DOT2X4_K_ASM \
-    "ldrd r0, r2, [%[b]]\n\t" \
-    "ldrd r4, r6, [%[b], #8]\n\t" \
-    "mov r8, r0\n\t" \
-    "mov r10, r2\n\t" \
-    "mov r12, r4\n\t" \
-    "mov lr, r6\n\t" \
-    "add %[b], %[w], #%c[stride]\n\t" \
-    ".if %c[off]\n\tvmov.i8 q6, #128\n\t.endif\n\t" \
-    "vldrb.8 q0, [%[x0]]\n\t" \
-    "vld20.8 {q2, q3}, [%[w]]\n\t" \
-    "vldrb.8 q1, [%[x1]]\n\t" \
-    "vld21.8 {q2, q3}, [%[w]]!\n\t" \
-    ".if %c[off]\n\tvsub.i8 q2, q2, q6\n\t.endif\n\t" \
-    ".set mcu_mve_off, 16\n\t" \
-    ".rept (%c[n] - 1)\n\t" \
-    MCU_MVE_DOT2X4_K_HALF \
-    "vld20.8 {q2, q3}, [%[w]]\n\t" \
-    "vmladava.s8 r4, q0, q4\n\t" \
-    "vld21.8 {q2, q3}, [%[w]]!\n\t" \
-    "vmladava.s8 r12, q1, q4\n\t" \
-    ".if %c[off]\n\tvsub.i8 q2, q2, q6\n\t.endif\n\t" \
-    "vmladava.s8 r6, q0, q5\n\t" \
-    ".if %c[n] > 8\n\tvldrb.8 q0, [%[x0], #16]!\n\t.else\n\tvldrb.8 q0, [%[x0], #mcu_mve_off]\n\t.endif\n\t" \
-    "vmladava.s8 lr, q1, q5\n\t" \
-    ".if %c[n] > 8\n\tvldrb.8 q1, [%[x1], #16]!\n\t.else\n\tvldrb.8 q1, [%[x1], #mcu_mve_off]\n\t.endif\n\t" \
-    ".set mcu_mve_off, mcu_mve_off + 16\n\t" \
-    ".endr\n\t" \
-    /* the last sixteen values, the results moved into q2 / q3 as they complete */ \
-    MCU_MVE_DOT2X4_K_HALF \
-    "vmladava.s8 r4, q0, q4\n\t" \
-    "vmov q2[2], q2[0], r0, r4\n\t" \
-    "vmladava.s8 r12, q1, q4\n\t" \
-    "vmov q3[2], q3[0], r8, r12\n\t" \
-    "vmladava.s8 r6, q0, q5\n\t" \
-    "vmov q2[3], q2[1], r2, r6\n\t" \
-    "vmladava.s8 lr, q1, q5\n\t" \
-    "vmov q3[3], q3[1], r10, lr\n\t" \
-    /* the pointers as they came (inputs: distinct registers, distinct values; the \
-    inputs walked by writeback past the immediate offsets' reach, k = 256) */ \
-    "sub %[w], %[w], #(32 * %c[n])\n\t" \
-    ".if %c[n] > 8\n\t" \
-    "sub %[x0], %[x0], #(16 * %c[n] - 16)\n\t" \
-    "sub %[x1], %[x1], #(16 * %c[n] - 16)\n\t" \
-    ".endif\n\t"
-#define MCU_MVE_DOT2X4_K_OPERANDS                                                                                   \
-    : "=&w"(r0), "=&w"(r1), [b] "+r"(b)                                                                            \
-    : [w] "r"(w), [x0] "r"(x0), [x1] "r"(x1), [n] "i"(k / 16), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(k)),        \
-      [off] "i"(offset)
-    if (offset) {
-        __asm__ volatile(MCU_MVE_DOT2X4_K_ASM MCU_MVE_DOT2X4_K_OPERANDS
-                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "q6", "memory");
-    } else {
-        __asm__ volatile(MCU_MVE_DOT2X4_K_ASM MCU_MVE_DOT2X4_K_OPERANDS
-                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
-    }
-#undef MCU_MVE_DOT2X4_K_HALF
-#undef MCU_MVE_DOT2X4_K_ASM
-#undef MCU_MVE_DOT2X4_K_OPERANDS
-    *out0 = r0;
-    *out1 = r1;
-}
-
-/** Two pixels' outputs (every shift <= 0, n a multiple of 4, k a compile-time constant of
-    mcu_cmsis_mve_dot2x4_k). */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
-                                                                          const int8_t *weights, int32_t n,
-                                                                          const int32_t *bias,
-                                                                          const int32_t *multiplier,
-                                                                          const int32_t *shift, int32_t out_offset,
-                                                                          int32x4_t lo, int32x4_t hi, int8_t *out0,
-                                                                          int8_t *out1, const int32_t k,
-                                                                          const int offset)
-{
-    const int32_t stride = mcu_cmsis_mve_pair_stride(k);
-    for (int32_t j = 0; j < n; j += 4, weights += 2 * stride) {
-        int32x4_t a0, a1;
-        mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k, offset);
-        const int32x4_t s = vldrwq_s32(shift + j), m = vldrwq_s32(multiplier + j);
-        a0 = vqrdmulhq_s32(a0, m);
-        a1 = vqrdmulhq_s32(a1, m);
-        a0 = vrshlq_s32(vqaddq_s32(a0, vshrq_n_s32(vandq_s32(a0, s), 31)), s);
-        a1 = vrshlq_s32(vqaddq_s32(a1, vshrq_n_s32(vandq_s32(a1, s), 31)), s);
-        vstrbq_s32(out0 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a0, out_offset), lo), hi));
-        vstrbq_s32(out1 + j, vminq_s32(vmaxq_s32(vaddq_n_s32(a1, out_offset), lo), hi));
     }
 }
 
@@ -683,15 +646,16 @@ static inline __attribute__((always_inline)) const int8_t *mcu_cmsis_1x1_mve_sou
     if (buf == NULL) {
         return x;
     }
-    mcu_cmsis_mve_copy(buf, x, m * k, 16);
+    mcu_cmsis_mve_copy(buf, x, m * k);
     return buf;
 }
 
-/** 1x1 convolution, two pixels at a time through mcu_cmsis_mve_matvec2_k (k = in_c a compile-time
-    constant), an odd last pixel through mcu_cmsis_mve_matvec; buf: see mcu_cmsis_1x1_mve_source. */
+/** 1x1 convolution (the plain layout), two pixels at a time through mcu_cmsis_mve_matvec2_k (k = in_c
+    a compile-time constant, or with `any` any in_c >= 16), an odd last pixel through
+    mcu_cmsis_mve_matvec; buf: see mcu_cmsis_1x1_mve_source. */
 static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs(
     const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int32_t k, const int offset)
+    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int32_t k, const int any)
 {
     const int32_t in_w = p->in_w, out_w = p->out_w, out_c = p->out_c, pixels = p->out_h * out_w;
     const int32_t sw = p->stride_w, sh = p->stride_h;
@@ -708,13 +672,13 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
             x1 = x0 + k;
         }
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
-                                output + n * out_c, output + (n + 1) * out_c, k, offset);
+                                output + n * out_c, output + (n + 1) * out_c, k, any);
     }
     if (n < pixels) {
         const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
         const int32_t oy = n / out_w, ox = n - oy * out_w;
         const int8_t *x = mcu_cmsis_1x1_mve_source(input + (oy * sh * in_w + ox * sw) * k, 1, k, buf);
-        mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, offset);
+        mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, 0);
     }
 }
 
@@ -748,56 +712,53 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pixel
     }
 }
 
-/** 1x1 convolution with one weight layout (offset: a compile-time constant). */
-static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_s8_mve_layout(
-    const mcu_cmsis_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *bias,
-    const int32_t *multiplier, const int32_t *shift, int8_t *output, int8_t *buf, const int offset)
-{
-    if (mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
-#if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
-        if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128, 256 */
-            switch (p->in_c) {
-            case 8:
-                if (!offset) { /* the k = 8 kernel reads the plain layout only */
-                    mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0);
-                    return;
-                }
-                break;
-            case 16:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 16, offset);
-                return;
-            case 32:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 32, offset);
-                return;
-            case 64:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 64, offset);
-                return;
-            case 128:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 128, offset);
-                return;
-            case 256:
-                mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 256, offset);
-                return;
-            default:
-                break;
-            }
-        }
-#endif
-        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 1, offset);
-    } else {
-        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 0, offset);
-    }
-}
-
 static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const mcu_cmsis_conv_params *p, const int8_t *input,
                                                const int8_t *weights, const int32_t *bias, const int32_t *multiplier,
                                                const int32_t *shift, int8_t *buf, int8_t *output)
 {
-    if (p->pair_offset) { /* the offset pair layout (never with in_c 8: the planner's minimum K) */
-        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, buf, 1);
-    } else {
-        mcu_cmsis_conv2d_1x1_s8_mve_layout(p, input, weights, bias, multiplier, shift, output, buf, 0);
+    if (p->pair_offset) { /* the offset pair layout (C lowered for the DSP ISA): one pixel at a time */
+        if (mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
+            mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 1, 1);
+        } else {
+            mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 0, 1);
+        }
+        return;
     }
+    if (!mcu_cmsis_mve_shifts_right(shift, p->out_c)) {
+        mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 0, 0);
+        return;
+    }
+#if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
+    if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128, 256 */
+        switch (p->in_c) {
+        case 8:
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0);
+            return;
+        case 16:
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 16, 0);
+            return;
+        case 32:
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 32, 0);
+            return;
+        case 64:
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 64, 0);
+            return;
+        case 128:
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 128, 0);
+            return;
+        case 256:
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 256, 0);
+            return;
+        default:
+            break;
+        }
+    }
+    if (p->in_c >= 16) { /* any other in_c, any out_c: in a loop */
+        mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, p->in_c, 1);
+        return;
+    }
+#endif
+    mcu_cmsis_conv2d_1x1_mve_pixels(p, input, weights, bias, multiplier, shift, output, buf, 1, 0);
 }
 
 /** Fully connected: rows input vectors of depth values times the [units][depth] weights. */

@@ -7,7 +7,8 @@
  * fast requantization: the whole blocks through dense_blocks.
  *
  * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64,
- * 128 or 256 two pixels x four output channels per step, the channel loop unrolled); the wide pair
+ * 128 or 256 two pixels x four output channels per step, the channel loop unrolled; any other
+ * in_c > 16 of the plain layout the same in a loop); the wide pair
  * layout (C lowered for the DSP ISA, which no Helium kernel reads) through the plain loop.
  *
  * With p->chunk (stride 1, the output over the input: planner/overlap.py's conv_1x1_orders) the

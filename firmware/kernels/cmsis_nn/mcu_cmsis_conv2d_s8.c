@@ -13,8 +13,8 @@
  * after the common widening). Scratch: the widened block (6 * K4
  * bytes), then the int8 column (K4 and 4 bytes of slack).
  *
- * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with in_c % 16 == 0
- * two pixels' columns interleaved and two pixels x four output channels per step).
+ * MVE path: mcu_cmsis_gemm_mve.h (int8 columns, VMLADAVA over sixteen values; with K >= 16 two
+ * pixels' columns one after the other and two pixels x four output channels per step).
  */
 #define MCU_PAIR_CONV_DEFS /* this kernel may take the wide and offset pair layouts: mcu_cmsis_pair_dsp.h */
 #include <string.h>
