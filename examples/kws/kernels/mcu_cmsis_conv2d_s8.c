@@ -158,26 +158,15 @@ static inline struct window3 window3_of(const mcu_cmsis_conv_params *p)
     return w;
 }
 
-/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0: its 27
-    int8 values at d, [ky][kx][c], its rows `pitch` bytes apart, the taps outside the input holding
-    the input zero point: a row inside copied as two words and a byte, a row outside filled with the
-    zero point, a row across the left or right border filled with it and the run of taps inside
-    copied over. */
-static inline __attribute__((always_inline)) void window_3x3x3_of(const struct window3 w, const int8_t *input,
-                                                                  int32_t iy0, int32_t ix0, int8_t *d,
-                                                                  const int32_t pitch)
+/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0, across
+    the input's left or right border: its 27 int8 values at d, [ky][kx][c], its rows `pitch` bytes
+    apart, the taps outside the input holding the input zero point (each row filled with it, the
+    run of taps inside copied over). */
+static __attribute__((noinline)) void window_across(const struct window3 w, const int8_t *input, int32_t iy0,
+                                                    int32_t ix0, int8_t *d, int32_t pitch)
 {
     const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + 3 > w.in_w ? w.in_w - ix0 : 3;
     for (int32_t ky = 0, iy = iy0; ky < 3; ky++, iy += w.dil_h, d += pitch) {
-        if ((uint32_t)iy < (uint32_t)w.in_h && lo == 0 && hi == 3) {
-            const int8_t *const src = input + (iy * w.in_w + ix0) * 3;
-            const int32_t a = mcu_read_s8x4(src), b = mcu_read_s8x4(src + 4);
-            const int8_t c = src[8];
-            mcu_write_s8x4(d, a);
-            mcu_write_s8x4(d + 4, b);
-            d[8] = c;
-            continue;
-        }
         mcu_write_s8x4(d, w.pad4);
         mcu_write_s8x4(d + 4, w.pad4);
         d[8] = (int8_t)w.pad4;
@@ -187,6 +176,31 @@ static inline __attribute__((always_inline)) void window_3x3x3_of(const struct w
                 memcpy(d + 3 * kx, src, 3);
             }
         }
+    }
+}
+
+/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0: its 27
+    int8 values at d, [ky][kx][c], its rows `pitch` bytes apart, the taps outside the input holding
+    the input zero point: with its three columns inside, each row inside copied as two words and a
+    byte, each row outside filled with the zero point; else window_across. */
+static inline __attribute__((always_inline)) void window_3x3x3_of(const struct window3 w, const int8_t *input,
+                                                                  int32_t iy0, int32_t ix0, int8_t *d,
+                                                                  const int32_t pitch)
+{
+    if (ix0 < 0 || ix0 + 3 > w.in_w) {
+        window_across(w, input, iy0, ix0, d, pitch);
+        return;
+    }
+    for (int32_t ky = 0, iy = iy0; ky < 3; ky++, iy += w.dil_h, d += pitch) {
+        int32_t a = w.pad4, b = w.pad4;
+        int8_t c = (int8_t)w.pad4;
+        if ((uint32_t)iy < (uint32_t)w.in_h) {
+            const int8_t *const src = input + (iy * w.in_w + ix0) * 3;
+            a = mcu_read_s8x4(src), b = mcu_read_s8x4(src + 4), c = src[8];
+        }
+        mcu_write_s8x4(d, a);
+        mcu_write_s8x4(d + 4, b);
+        d[8] = c;
     }
 }
 
@@ -469,24 +483,26 @@ static __attribute__((noinline)) int32_t staged_blocks(struct mcu_pair_gemm *gm,
     int32_t n = first, oy = first / out_w, ox = first % out_w; /* pixel n */
     while (n + MCU_PAIR_COLUMNS <= end) {
         const int32_t run = direct_run(p, g, n, end, oy, ox);
-        int8_t *const out = output + (n - first) * out_c;
         if (run > 0) {
             const int32_t ix0 = ox * stride_w - pad_left, iy0 = oy * stride_h - pad_top;
             mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, input + (iy0 * in_w + ix0) * 3, 3 * stride_w, step, run,
-                                 out_c, out);
+                                 out_c, output + (n - first) * out_c);
             n += MCU_PAIR_COLUMNS * run, ox += MCU_PAIR_COLUMNS * run;
-            if (ox == out_w) {
+            if (ox == out_w) { /* the next row may start a run */
                 ox = 0, oy++;
+                continue;
             }
-            continue;
-        }
+            if (n + MCU_PAIR_COLUMNS > end) {
+                break;
+            }
+        } /* else, or after a run within the row (it took every whole block it could): a staged block */
         for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
             window_3x3x3_of(w, input, oy * stride_h - pad_top, ox * stride_w - pad_left, staged + 9 * j, 27);
             if (++ox == out_w) {
                 ox = 0, oy++;
             }
         }
-        mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, staged, 9, 27, 1, out_c, out);
+        mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, staged, 9, 27, 1, out_c, output + (n - first) * out_c);
         n += MCU_PAIR_COLUMNS;
     }
     return n;
