@@ -170,10 +170,15 @@ static __attribute__((noinline)) void window_across(const struct window3 w, cons
         mcu_write_s8x4(d, w.pad4);
         mcu_write_s8x4(d + 4, w.pad4);
         d[8] = (int8_t)w.pad4;
-        if ((uint32_t)iy < (uint32_t)w.in_h) {
-            const int8_t *src = input + (iy * w.in_w + ix0 + lo) * 3;
-            for (int32_t kx = lo; kx < hi; kx++, src += 3) { /* a tap's three bytes: LDRH / LDRB, no loop */
-                memcpy(d + 3 * kx, src, 3);
+        if ((uint32_t)iy < (uint32_t)w.in_h && lo < hi) { /* one to three taps of three bytes: LDRH / LDRB */
+            const int8_t *const src = input + (iy * w.in_w + ix0 + lo) * 3;
+            int8_t *const t = d + 3 * lo;
+            memcpy(t, src, 3);
+            if (lo + 1 < hi) {
+                memcpy(t + 3, src + 3, 3);
+            }
+            if (lo + 2 < hi) {
+                memcpy(t + 6, src + 6, 3);
             }
         }
     }
