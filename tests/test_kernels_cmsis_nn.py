@@ -357,6 +357,12 @@ CASES = {
     "conv_3x3_ic3_oc7_relu6_wide": lambda r: conv(r, (7, 17), 3, 7, (3, 3), act="RELU6"),
     "conv_3x3_ic3_oc5_valid_wide": lambda r: conv(r, (6, 16), 3, 5, (3, 3), padding="VALID"),
     "conv_3x3_ic3_oc6_dil2x1_wide": lambda r: conv(r, (12, 14), 3, 6, (3, 3), dil=(2, 1), stride=(1, 2)),
+    # the blocks the rows' runs do not take, staged on the fast path (even out_c, no clamp): maps two
+    # pixels wide (every window over a border, every block across rows), VALID with stride 2 (the
+    # right edge's over-read), and in the fused residual kernel (blocks of pixels from mid-row)
+    "conv_3x3_ic3_oc8_narrow_staged": lambda r: conv(r, (7, 2), 3, 8, (3, 3)),
+    "conv_3x3_ic3_oc10_s2_valid_staged": lambda r: conv(r, (11, 13), 3, 10, (3, 3), stride=(2, 2), padding="VALID"),
+    "conv_add_3x3_ic3_oc8_staged": lambda r: conv_add(r, (9, 10), 3, 8, (3, 3)),
     # one output pixel whose window is the whole input (a classifier head): the one-row fully
     # connected kernel, on the flattened input
     "conv_1x1_ic256_oc2_1px_head": lambda r: conv(r, (1, 1), 256, 2, (1, 1)),

@@ -146,26 +146,74 @@ static inline __attribute__((always_inline)) void widen_pad(int32_t pad4, int32_
     }
 }
 
-/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0, over
-    the input's border: its 27 int8 values at stage, [ky][kx][c], the taps outside the input
-    holding the input zero point (each row filled with it, the run of taps inside copied over). */
-static __attribute__((noinline)) void window_3x3x3(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t iy0,
-                                                   int32_t ix0, int8_t *stage)
+/** What a 3x3 three-channel window's rows read of the layer, in locals (the int8 stores may alias
+    the parameters): the input's size and the zero point in four lanes. */
+struct window3 {
+    int32_t in_w, in_h, dil_h, pad4;
+};
+
+static inline struct window3 window3_of(const mcu_cmsis_conv_params *p)
 {
-    const int32_t pad4 = mcu_splat_s8x4((int8_t)(-p->input_offset));
-    const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + 3 > p->in_w ? p->in_w - ix0 : 3;
-    for (int32_t ky = 0; ky < 3; ky++, stage += 9) {
-        const int32_t iy = iy0 + ky * p->dil_h;
-        mcu_write_s8x4(stage, pad4);
-        mcu_write_s8x4(stage + 4, pad4);
-        stage[8] = (int8_t)pad4;
-        if (iy >= 0 && iy < p->in_h) {
-            const int8_t *src = input + (iy * p->in_w + ix0 + lo) * 3;
-            for (int32_t kx = lo; kx < hi; kx++, src += 3) { /* a tap's three bytes: LDRH / LDRB, no loop */
-                memcpy(stage + 3 * kx, src, 3);
+    const struct window3 w = {p->in_w, p->in_h, p->dil_h, mcu_splat_s8x4((int8_t)(-p->input_offset))};
+    return w;
+}
+
+/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0, across
+    the input's left or right border: its 27 int8 values at d, [ky][kx][c], its rows `pitch` bytes
+    apart, the taps outside the input holding the input zero point (each row filled with it, the
+    run of taps inside copied over). */
+static __attribute__((noinline)) void window_across(const struct window3 w, const int8_t *input, int32_t iy0,
+                                                    int32_t ix0, int8_t *d, int32_t pitch)
+{
+    const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + 3 > w.in_w ? w.in_w - ix0 : 3;
+    for (int32_t ky = 0, iy = iy0; ky < 3; ky++, iy += w.dil_h, d += pitch) {
+        mcu_write_s8x4(d, w.pad4);
+        mcu_write_s8x4(d + 4, w.pad4);
+        d[8] = (int8_t)w.pad4;
+        if ((uint32_t)iy < (uint32_t)w.in_h && lo < hi) { /* one to three taps of three bytes: LDRH / LDRB */
+            const int8_t *const src = input + (iy * w.in_w + ix0 + lo) * 3;
+            int8_t *const t = d + 3 * lo;
+            memcpy(t, src, 3);
+            if (lo + 1 < hi) {
+                memcpy(t + 3, src + 3, 3);
+            }
+            if (lo + 2 < hi) {
+                memcpy(t + 6, src + 6, 3);
             }
         }
     }
+}
+
+/** The 3x3 window over three channels (no horizontal dilation) at input row iy0, column ix0: its 27
+    int8 values at d, [ky][kx][c], its rows `pitch` bytes apart, the taps outside the input holding
+    the input zero point: with its three columns inside, each row inside copied as two words and a
+    byte, each row outside filled with the zero point; else window_across. */
+static inline __attribute__((always_inline)) void window_3x3x3_of(const struct window3 w, const int8_t *input,
+                                                                  int32_t iy0, int32_t ix0, int8_t *d,
+                                                                  const int32_t pitch)
+{
+    if (ix0 < 0 || ix0 + 3 > w.in_w) {
+        window_across(w, input, iy0, ix0, d, pitch);
+        return;
+    }
+    for (int32_t ky = 0, iy = iy0; ky < 3; ky++, iy += w.dil_h, d += pitch) {
+        int32_t a = w.pad4, b = w.pad4;
+        int8_t c = (int8_t)w.pad4;
+        if ((uint32_t)iy < (uint32_t)w.in_h) {
+            const int8_t *const src = input + (iy * w.in_w + ix0) * 3;
+            a = mcu_read_s8x4(src), b = mcu_read_s8x4(src + 4), c = src[8];
+        }
+        mcu_write_s8x4(d, a);
+        mcu_write_s8x4(d + 4, b);
+        d[8] = c;
+    }
+}
+
+/** window_3x3x3_of into the int8 column's stage (rows 9 bytes apart), for a window over the border. */
+static __attribute__((noinline)) void window_3x3x3(const mcu_cmsis_conv_params *p, const int8_t *input, int32_t iy0,
+                                                   int32_t ix0, int8_t *stage)
+{
+    window_3x3x3_of(window3_of(p), input, iy0, ix0, stage, 9);
 }
 
 /** The receptive field of output pixel (oy, ox) straight into column slot `slot` of the widened
@@ -405,6 +453,66 @@ static int32_t direct_run(const mcu_cmsis_conv_params *p, const struct window *g
     const int32_t in_row = (last - x + 1) / MCU_PAIR_COLUMNS, left = (end - n) / MCU_PAIR_COLUMNS;
     return in_row < left ? in_row : left;
 }
+#if MCU_PAIR_ASM
+/** Where a block of three 3x3 three-channel windows that direct_blocks does not take (over the
+    border, or across two output rows) is staged for the wide routine (staged_blocks): in the column
+    block itself (K4 = 28: 168 bytes), from byte 84 on, row ky of window j at byte 27 ky + 9 j, 82
+    bytes with the routine's reads past them. The routine stores group g of the widened block (bytes
+    24 g .. 24 g + 23) only after loading it, and every later group reads from byte 84 + 4 (g + 1) on
+    (rows 0 and 1) or 84 + 54 + 4 (g - 4) on (row 2): nothing is overwritten before it is read. */
+#define STAGED_3X3X3 84
+
+/** 1 where staged_blocks takes the layer: 3x3 windows over three channels, not dilated
+    horizontally, in the wide layout, on the fast path. */
+static int staged_3x3x3(const mcu_cmsis_conv_params *p, const struct mcu_pair_gemm *gm)
+{
+    return p->in_c == 3 && p->k_h == 3 && p->k_w == 3 && p->dil_w == 1 && p->pair_offset == MCU_CMSIS_PAIR_WIDE &&
+           gm->fast;
+}
+
+/** The whole blocks of a staged_3x3x3 layer from pixel first on (pixels up to end), each into
+    output + (its first pixel - first) * out_c: the runs inside the input rows as direct_blocks
+    takes them, every other block's three windows built at STAGED_3X3X3 in the column block
+    (window_3x3x3_of), then one call of the wide
+    routine, which widens them as it does a run's. Returns the first pixel not taken (a short last
+    block's). */
+static __attribute__((noinline)) int32_t staged_blocks(struct mcu_pair_gemm *gm, const mcu_cmsis_conv_params *p,
+                                                       const struct window *g, const int8_t *input, int32_t first,
+                                                       int32_t end, int8_t *output)
+{
+    const int32_t stride_h = p->stride_h, stride_w = p->stride_w, pad_top = p->pad_top, pad_left = p->pad_left;
+    const int32_t out_w = p->out_w, out_c = p->out_c, in_w = p->in_w, step = g->step; /* locals: the stores may
+                                                                                        alias p */
+    const struct window3 w = window3_of(p);
+    int8_t *const staged = (int8_t *)(void *)gm->col + STAGED_3X3X3;
+    int32_t n = first, oy = first / out_w, ox = first % out_w; /* pixel n */
+    while (n + MCU_PAIR_COLUMNS <= end) {
+        const int32_t run = direct_run(p, g, n, end, oy, ox);
+        if (run > 0) {
+            const int32_t ix0 = ox * stride_w - pad_left, iy0 = oy * stride_h - pad_top;
+            mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, input + (iy0 * in_w + ix0) * 3, 3 * stride_w, step, run,
+                                 out_c, output + (n - first) * out_c);
+            n += MCU_PAIR_COLUMNS * run, ox += MCU_PAIR_COLUMNS * run;
+            if (ox == out_w) { /* the next row may start a run */
+                ox = 0, oy++;
+                continue;
+            }
+            if (n + MCU_PAIR_COLUMNS > end) {
+                break;
+            }
+        } /* else, or after a run within the row (it took every whole block it could): a staged block */
+        for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
+            window_3x3x3_of(w, input, oy * stride_h - pad_top, ox * stride_w - pad_left, staged + 9 * j, 27);
+            if (++ox == out_w) {
+                ox = 0, oy++;
+            }
+        }
+        mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, staged, 9, 27, 1, out_c, output + (n - first) * out_c);
+        n += MCU_PAIR_COLUMNS;
+    }
+    return n;
+}
+#endif
 #else
 typedef int16_t col_t; /* the plain path's im2col values */
 
@@ -522,7 +630,12 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int direct = direct_3x3x3(p, &g);
     struct mcu_pair_gemm gemm;
     mcu_pair_gemm_init(&gemm, &o, weights, k, bias, multiplier, shift, rq, col);
-    int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
+#if MCU_PAIR_ASM
+    if (staged_3x3x3(p, &gemm)) { /* its whole blocks in a loop of their own, any short last one below */
+        n = staged_blocks(&gemm, p, &g, input, first, end, output);
+    }
+#endif
+    int32_t oy = n / out_w, ox = n % out_w; /* pixel n */
     for (; n < end; n += MCU_PAIR_COLUMNS) {
         if (direct) {
             const int32_t run = direct_run(p, &g, n, end, oy, ox);

@@ -348,8 +348,8 @@ static inline __attribute__((always_inline)) void mcu_pair_matmul3_mode(
 /*
  * The fast form's pair loop in assembly (mcu_pair_rows3_asm, mcu_pair_rows3_asm_offset for the
  * offset layout): per pair of rows, the accumulators start at the biases, the K loop runs (eight
- * steps per iteration, the offset layout's sixteen, entered at step 8 - (steps % 8) (16 - (steps %
- * 16)) so any even step count needs no remainder
+ * steps per iteration, the offset layout's 32, entered at step 8 - (steps % 8) (32 - (steps %
+ * 32)) so any even step count needs no remainder
  * code: every step is a fixed number of 32-bit instructions), and the six results are requantized
  * (mcu_cmsis_rq + SSAT) and stored. The K loop holds every register, so the pair state lives in
  * this job record (offsets fixed: the assembly reads them). Weak, like mcu_pair_matmul3_fast below:
@@ -367,7 +367,7 @@ struct mcu_pair_job {
     const int32_t *rq_end; /* 36: the records after the last pair */
     uintptr_t entry;       /* 40: the K loop's entry address (set by the assembly) */
     int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the offset
-                              layout's (16 - steps % 16) % 16; the wide layout's straight steps:
+                              layout's (32 - steps % 32) % 32; the wide layout's straight steps:
                               MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
     int32_t rows;          /* 60: the wide layout's run of 3x3 three-channel windows (direct_blocks in
@@ -457,8 +457,10 @@ struct mcu_pair_job {
     "str r9, [r0, #40]\n\t"                                                                                       \
     "ldr r1, [r0, #16]\n"
 
-/* the K loop of STEP_, at label 4: eight steps per iteration (MCU_PAIR_AKLOOP), or sixteen
-   (MCU_PAIR_AKLOOP16: the offset layout's long K, half the loop ends for 352 bytes more code) */
+/* the K loop of STEP_, at label 4: eight steps per iteration (MCU_PAIR_AKLOOP), or 32
+   (MCU_PAIR_AKLOOP32: the offset layout's long K, a quarter of the loop ends for 704 bytes more
+   code; two runs of sixteen steps, each advancing the pointers by its last loads' writeback, whose
+   pre-indexed offset reaches 255 bytes: mcu_pair_entry_lead) */
 #define MCU_PAIR_AKSTEPS8_(STEP_, LAST)                                                                            \
     STEP_(0, "") STEP_(1, "") STEP_(2, "") STEP_(3, "") STEP_(4, "") STEP_(5, "") STEP_(6, "") STEP_(7, LAST)
 #define MCU_PAIR_AKSTEPS16_(STEP_)                                                                                 \
@@ -470,7 +472,7 @@ struct mcu_pair_job {
     "cmp lr, r0\n\t"                                                                                              \
     "bne 4b\n\t"
 #define MCU_PAIR_AKLOOP(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS8_(STEP_, "!"))
-#define MCU_PAIR_AKLOOP16(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS16_(STEP_))
+#define MCU_PAIR_AKLOOP32(STEP_) MCU_PAIR_AKLOOP_(MCU_PAIR_AKSTEPS16_(STEP_) MCU_PAIR_AKSTEPS16_(STEP_))
 
 /* After a pair's K steps (r0: the job, r1: the weights after its last step): its six results
    requantized in place (r2-r7: every register the stores need stays free), then stored, the job
@@ -700,7 +702,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
                      MCU_PAIR_ABLOCKS_ENTRY
                      "b 1f\n\t"
-                     MCU_PAIR_AKLOOP16(MCU_PAIR_AOSTEP_)
+                     MCU_PAIR_AKLOOP32(MCU_PAIR_AOSTEP_)
                      "ldr r0, [sp]\n\t"
                      "sub r5, r5, r2\n\t"
                      "sub r6, r6, r3\n\t"
@@ -760,6 +762,15 @@ static inline int mcu_pair_asm_takes(int32_t k, int32_t layout)
     return k > 0 && (layout != MCU_CMSIS_PAIR_WIDE || mcu_pair_k4(k) <= 2 * MCU_PAIR_WIDE_STEPS);
 }
 
+/** Steps by which a pair's entry pointers (weights, columns) lead where they would be for entry step
+    e if the loop's steps all read from one base: the offset layout's 32 steps are two runs of 16,
+    each advancing the pointers by its last loads' writeback (a pre-indexed offset reaches 255
+    bytes: 16 steps of the columns, not 32), so an entry in the second run starts 16 steps on. */
+static inline int32_t mcu_pair_entry_lead(int32_t layout, int32_t e)
+{
+    return layout == MCU_CMSIS_PAIR_OFFSET && e >= 16 ? 16 : 0;
+}
+
 /** The job of the fast form's full pairs (`pairs` >= 1) from their first pair on, the column
     block col; each run (mcu_pair_job_run) sets its outputs and starts (rq, weights, biases). */
 static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *weights, int32_t k, int32_t pairs,
@@ -767,17 +778,18 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
 {
     const int32_t steps = mcu_pair_k4(k) >> 1;
     const int32_t e = layout == MCU_CMSIS_PAIR_WIDE     ? MCU_PAIR_WIDE_STEPS - steps
-                      : layout == MCU_CMSIS_PAIR_OFFSET ? (16 - (steps & 15)) & 15
+                      : layout == MCU_CMSIS_PAIR_OFFSET ? (32 - (steps & 31)) & 31
                                                         : (8 - (steps & 7)) & 7;
-    const int32_t step = mcu_pair_step_bytes(layout);
+    const int32_t step = mcu_pair_step_bytes(layout), lead = mcu_pair_entry_lead(layout, e);
     const int8_t *const col_entry = (const int8_t *)col - 4 - 12 * e;
     job->rq = rq;
-    job->wp = weights - 4 - step * e;
+    job->wp = weights - 4 - step * e + step * lead;
     job->bias = bias;
-    job->col = col_entry;
+    job->col = col_entry + 12 * lead;
     job->end = col_entry + 12 * (steps + e);
     /* the wide layout's last step taken first (mcu_pair_rows3_asm_wide): its run ends a step earlier */
-    job->skip = mcu_pair_stride(k, layout) - step * (steps + e) + (layout == MCU_CMSIS_PAIR_WIDE ? step : 0);
+    job->skip = mcu_pair_stride(k, layout) - step * (steps + e) + step * lead +
+                (layout == MCU_CMSIS_PAIR_WIDE ? step : 0);
     job->rq_end = rq + 6 * pairs;
     job->entry = 0;
     job->e = e;
@@ -887,6 +899,7 @@ struct mcu_pair_gemm {
     const int32_t *bias, *multiplier, *shift, *rq, *col;
 #if MCU_PAIR_ASM
     int fast;
+    const int8_t *wp; /* the job's first pair's weights at its entry step (mcu_pair_job_init) */
     struct mcu_pair_job job;
 #endif
 };
@@ -902,6 +915,7 @@ static inline void mcu_pair_gemm_init(struct mcu_pair_gemm *g, const mcu_pair_ou
               mcu_pair_asm_takes(k, o->pair_offset);
     if (g->fast) {
         mcu_pair_job_init(&g->job, weights, k, o->rows >> 1, bias, rq, col, o->pair_offset);
+        g->wp = g->job.wp;
     }
 #endif
 }
@@ -911,7 +925,7 @@ static inline void mcu_pair_gemm_init(struct mcu_pair_gemm *g, const mcu_pair_ou
 static inline void mcu_pair_gemm_restart(struct mcu_pair_gemm *g)
 {
     g->job.rq = g->rq;
-    g->job.wp = g->weights - 4 - mcu_pair_step_bytes(g->o.pair_offset) * g->job.e;
+    g->job.wp = g->wp;
     g->job.bias = g->bias;
 }
 #endif
