@@ -2,7 +2,8 @@
 depth multiplier. Weights as [KH*KW][OC] taps; the layer's bias for the plain C path (TFLM's
 (x + input_offset) * w, padded taps skipped) and the bias folded with the input zero point for the
 DSP and Helium paths, which read padded taps as the zero point (from a line cache or a pad row in
-scratch) and multiply raw int8 values. The DSP path's sweep over the output is chosen here by shape."""
+scratch) and multiply raw int8 values. The DSP path's sweep over the output is chosen here by shape;
+built for Helium, one input channel takes its path's tables laid out here (ONE_TABLE, mve_in1_tables)."""
 
 from __future__ import annotations
 
