@@ -516,6 +516,14 @@ CASES = {
     "dw3x3_c1_mult4_dil2": lambda r: dwconv(r, (11, 12), 1, 4, (3, 3), dil=(2, 2)),
     "dw5x5_c1_mult3_s1x2_wide": lambda r: dwconv(r, (9, 37), 1, 3, (5, 5), stride=(1, 2), act="RELU6"),
     "dw7x7_c1_mult4_over48": lambda r: dwconv(r, (10, 9), 1, 4, (7, 7)),
+    # one input channel lowered for Helium with its tables laid out offline (sweep ONE_TABLE, only
+    # the band in scratch; the plain C loop on the other builds): convolutions of one input channel
+    # too, partial last groups of channels, borders, strides, 16 / 32 / 48 taps
+    "conv_5x3_ic1_oc7_s2x1_relu": lambda r: conv(r, (13, 11), 1, 7, (5, 3), stride=(2, 1), act="RELU"),
+    "conv_6x6_ic1_oc2_s2_valid": lambda r: conv(r, (14, 13), 1, 2, (6, 6), stride=(2, 2), padding="VALID"),
+    "conv_3x3_ic1_oc9_dil2": lambda r: conv(r, (9, 10), 1, 9, (3, 3), dil=(2, 2)),
+    "dw4x4_c1_mult13_s3": lambda r: dwconv(r, (14, 15), 1, 13, (4, 4), stride=(3, 3)),
+    "dw2x8_c1_mult5_s1x2_relu6": lambda r: dwconv(r, (6, 21), 1, 5, (2, 8), stride=(1, 2), act="RELU6"),
     "dw3x3_c4_mult4": lambda r: dwconv(r, (9, 9), 4, 4, (3, 3)),
     # depth multipliers that are neither 1 nor a multiple of four (Helium: each lane's input channel
     # gathered), odd channel counts, stride 2, padding, dilation, more than sixteen channels
@@ -936,9 +944,10 @@ def record(kc, inputs: list[np.ndarray], inplace: bool = False) -> bytes:
         op_args = [kc.constants[f"arg{i}"] if slot is None else inputs[slot]
                    for i, slot in enumerate(kc.arg_map[:n_act])]
     blobs = [np.ascontiguousarray(x).tobytes() for x in op_args]
-    # an optional constant the planner left out passes NULL (an empty blob)
-    blobs += [b"" if optional(r) and r not in kc.constants
-              else np.ascontiguousarray(kc.constants[r]).tobytes() for r in roles]
+    # an optional constant the planner left out passes NULL (an empty blob); Helium's one-input-channel
+    # tables ride in the depthwise kernel's rq argument (as qnn_depthwise_conv2d.c.j2 passes them)
+    consts = {**kc.constants, "rq": kc.constants["in1_tables"]} if "in1_tables" in kc.constants else kc.constants
+    blobs += [b"" if optional(r) and r not in consts else np.ascontiguousarray(consts[r]).tobytes() for r in roles]
 
     def blob(b: bytes) -> bytes:
         return struct.pack("<I", len(b)) + b
@@ -1051,7 +1060,7 @@ def test_isa_variants_are_the_offset_and_wide_pair_layouts():
     """Only the DSP ISA takes the offset pair layout (the convolutions with K >= 48 that allow it)
     and the wide one (the convolutions with K < 48): plain C and Helium read the plain pair layout;
     each layout's weights are the layer's, row for row."""
-    variants = isa_variants(DEFAULT_ISA)
+    variants = [v for v in isa_variants(DEFAULT_ISA) if v not in one_tables(DEFAULT_ISA)]
     assert DEFAULT_ISA == "dsp" and len(variants) > 10 and {v.partition("@")[2] for v in variants} == {"plain", "mve"}
     layouts = set()
     for v in variants:
@@ -1070,8 +1079,53 @@ def test_isa_variants_are_the_offset_and_wide_pair_layouts():
         if layout == cmsis_common.WIDE:  # int16 words, twice the bytes of K rounded up to four
             assert dsp.constants["weights"].size == 2 * 2 * ((oc + 1) // 2) * (-(-k // 4) * 4)
     assert layouts == {cmsis_common.OFFSET, cmsis_common.WIDE}
-    # plain C and Helium lay every case out alike
-    assert isa_variants("mve") == [f"{v.partition('@')[0]}@dsp" for v in variants if v.endswith("@plain")]
+    # plain C and Helium lay every other case out alike
+    assert [v for v in isa_variants("mve") if v not in one_tables("mve")] == [
+        f"{v.partition('@')[0]}@dsp" for v in variants if v.endswith("@plain")]
+
+
+def one_tables(isa: str) -> list[str]:
+    """The variants of isa_variants(isa) that differ by Helium's one-input-channel tables: the cases
+    of one input channel the Helium path takes (as Helium lowers them, or as the others do)."""
+    return [v for v in isa_variants(isa) if cmsis_depthwise.ONE_TABLE in
+            (case_data(v)[2].params.get("sweep"), case_data(f"{v.partition('@')[0]}@mve")[2].params.get("sweep"))]
+
+
+def test_one_input_channel_tables_on_helium():
+    """Built for Helium, every depthwise case and convolution (not 1x1) of one input channel the
+    one-input-channel path takes (mcu_cmsis_dw_mve_in1_fits) is lowered with its tables (sweep
+    ONE_TABLE, no rq) and only the band in scratch; the tables hold the requantization vectors and
+    the layer's weights column by column; the DSP and plain lowerings keep theirs."""
+    ones = [n for n in sorted(CASES) if case_data(n)[0].op in ("conv_2d", "depthwise_conv_2d")
+            and case_data(n)[0].args[0].type.shape[-1] == 1]
+    tabled = 0
+    for n in ones:
+        call, _, kc = case_data(f"{n}@mve")
+        p = kc.params
+        if call.op == "conv_2d" and kc.function != "mcu_cmsis_dwconv2d_s8":
+            assert call.args[1].type.shape[1:3] == (1, 1) or not cmsis_depthwise.mve_in1_fits({**p, "in_c": 1}), n
+            continue
+        if not cmsis_depthwise.mve_in1_fits(p):
+            assert p["sweep"] != cmsis_depthwise.ONE_TABLE, n
+            continue
+        tabled += 1
+        assert p["sweep"] == cmsis_depthwise.ONE_TABLE and "rq" not in kc.constants, n
+        assert kc.scratch_bytes == ((p["out_w"] - 1) * p["stride_w"] + (p["k_w"] - 1) * p["dil_w"] + 1) * p["k_h"] + 16
+        oc, taps = p["out_c"], p["k_h"] * p["k_w"]
+        groups, span = -(-oc // 4), -(-taps // 16) * 16
+        t = kc.constants["in1_tables"]
+        prm = t[:16 * groups].reshape(groups, 4, 4).transpose(1, 0, 2).reshape(4, -1)
+        shift = kc.constants["shift"]
+        for row, want in zip(prm, (kc.constants["folded_bias"], np.maximum(shift, 0), kc.constants["multiplier"],
+                                   np.minimum(shift, 0))):
+            assert np.array_equal(row[:oc], want) and not row[oc:].any(), n
+        wt = t[16 * groups:].view(np.int8).reshape(4 * groups, span)
+        w = (call.args[1].data[..., 0] if call.op == "conv_2d" else call.args[1].data[0].transpose(2, 0, 1))
+        assert np.array_equal(wt[:oc, :taps], w.transpose(0, 2, 1).reshape(oc, taps)), n
+        assert not wt[oc:].any() and not wt[:, taps:].any(), n
+        for other in ("dsp", "plain"):
+            assert case_data(f"{n}@{other}")[2].params.get("sweep") != cmsis_depthwise.ONE_TABLE, n
+    assert tabled >= 10
 
 
 def test_c_kernel_other_isa_layouts(harness):

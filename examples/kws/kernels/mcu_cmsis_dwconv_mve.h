@@ -492,23 +492,17 @@ static inline void mcu_cmsis_dw_mve_in1_band(const mcu_cmsis_dw_conv_params *p, 
     }
 }
 
-/** One input channel (mcu_cmsis_dw_mve_in1_fits): every output channel reads the same taps, so
-    per output row the rows its windows read are copied into a band (mcu_cmsis_dw_mve_in1_band),
-    each window one run of bytes there (with dilation along the width, gathered at byte offsets),
-    read as NV vectors of sixteen taps (the bytes past the window meeting zero weights); then its
-    channels four at a time (mcu_cmsis_dw_mve_in1_groups). Set up once per call in scratch: per
-    group of four channels the requantization's vectors (64 bytes) and the channels' weights in the
-    window's order (NV * 16 bytes each, channels past out_c zero), then the band. */
-__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_in1_mode(
-    const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights, const int32_t *folded_bias,
-    const int32_t *multiplier, const int32_t *shift, int32_t *scratch, int8_t *output, const int NV)
+/** The one-input-channel path's tables into prm (planner/targets/cmsis_nn/depthwise.py lays the
+    same out offline, MCU_CMSIS_DW_SWEEP_ONE_TABLE): per group of four channels the requantization's
+    vectors (16 words: the folded biases, left shifts, multipliers and right shifts), then per
+    channel its weights in the window's order, column by column (span bytes each; channels past
+    out_c and bytes past the taps zero). */
+static void mcu_cmsis_dw_mve_in1_tables(const mcu_cmsis_dw_conv_params *p, const int8_t *weights,
+                                        const int32_t *folded_bias, const int32_t *multiplier, const int32_t *shift,
+                                        int32_t span, int32_t *prm)
 {
-    const int32_t k_h = p->k_h, k_w = p->k_w, dil_w = p->dil_w, out_c = p->out_c, out_w = p->out_w;
-    const int32_t span = 16 * NV, groups = (out_c + 3) / 4, full = out_c / 4, step = p->stride_w * k_h;
-    const int32_t cols = MCU_CMSIS_DW_SPAN(out_w, p->stride_w, k_w, dil_w);
-    int32_t *const prm = scratch;
-    int8_t *const wt = (int8_t *)(void *)(prm + 16 * groups), *const band = wt + 4 * groups * span;
-    uint8_t offs[48];
+    const int32_t k_h = p->k_h, k_w = p->k_w, out_c = p->out_c, groups = (out_c + 3) / 4;
+    int8_t *const wt = (int8_t *)(void *)(prm + 16 * groups);
     memset(prm, 0, (size_t)(groups * (64 + 4 * span)));
     for (int32_t c = 0; c < out_c; c++) {
         int32_t *const g = prm + 16 * (c / 4) + c % 4;
@@ -516,12 +510,29 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_in1_mode(
         g[4] = shift[c] > 0 ? shift[c] : 0;
         g[8] = multiplier[c];
         g[12] = shift[c] < 0 ? shift[c] : 0;
-        for (int32_t kx = 0; kx < k_w; kx++) { /* the window's order: column by column */
+        for (int32_t kx = 0; kx < k_w; kx++) {
             for (int32_t ky = 0; ky < k_h; ky++) {
                 wt[c * span + kx * k_h + ky] = weights[(ky * k_w + kx) * out_c + c];
             }
         }
     }
+}
+
+/** One input channel (mcu_cmsis_dw_mve_in1_fits): every output channel reads the same taps, so
+    per output row the rows its windows read are copied into a band (mcu_cmsis_dw_mve_in1_band),
+    each window one run of bytes there (with dilation along the width, gathered at byte offsets),
+    read as NV vectors of sixteen taps (the bytes past the window meeting zero weights); then its
+    channels four at a time (mcu_cmsis_dw_mve_in1_groups) from the tables at prm
+    (mcu_cmsis_dw_mve_in1_tables: NV * 16 bytes of weights a channel). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_in1_mode(const mcu_cmsis_dw_conv_params *p,
+                                                                           const int8_t *input, const int32_t *prm,
+                                                                           int8_t *band, int8_t *output, const int NV)
+{
+    const int32_t k_h = p->k_h, k_w = p->k_w, dil_w = p->dil_w, out_c = p->out_c, out_w = p->out_w;
+    const int32_t span = 16 * NV, groups = (out_c + 3) / 4, full = out_c / 4, step = p->stride_w * k_h;
+    const int32_t cols = MCU_CMSIS_DW_SPAN(out_w, p->stride_w, k_w, dil_w);
+    const int8_t *const wt = (const int8_t *)(const void *)(prm + 16 * groups);
+    uint8_t offs[48];
     for (int32_t t = 0; t < span; t++) {
         offs[t] = (uint8_t)(t < k_h * k_w ? (t / k_h) * dil_w * k_h + t % k_h : 0);
     }
@@ -531,8 +542,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_in1_mode(
     int8_t *out = output;
     for (int32_t oy = 0; oy < p->out_h; oy++) {
         mcu_cmsis_dw_mve_in1_band(p, input, oy * p->stride_h - p->pad_top, cols, band);
-        for (int32_t ox = 0; ox < out_w; ox++, out += out_c) {
-            const int8_t *x = band + ox * step;
+        for (const int8_t *x = band, *const end = band + out_w * step; x != end; x += step, out += out_c) {
             int8x16_t xv[3];
             MCU_CMSIS_DW_UNROLL
             for (int v = 0; v < NV; v++) {
@@ -551,15 +561,31 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_mve_in1_mode(
 
 #define MCU_CMSIS_DW_MVE_IN1_INSTANCE(name, NV)                                                                      \
     __attribute__((noinline)) static void name(const mcu_cmsis_dw_conv_params *p, const int8_t *input,              \
-                                               const int8_t *weights, const int32_t *folded_bias,                     \
-                                               const int32_t *multiplier, const int32_t *shift, int32_t *scratch,     \
-                                               int8_t *output)                                                        \
+                                               const int32_t *tables, int8_t *band, int8_t *output)                  \
     {                                                                                                                 \
-        mcu_cmsis_dw_mve_in1_mode(p, input, weights, folded_bias, multiplier, shift, scratch, output, NV);            \
+        mcu_cmsis_dw_mve_in1_mode(p, input, tables, band, output, NV);                                                \
     }
 MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_16, 1)
 MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_32, 2)
 MCU_CMSIS_DW_MVE_IN1_INSTANCE(mcu_cmsis_dw_mve_in1_48, 3)
+
+/** The one-input-channel path: its tables at `tables` (MCU_CMSIS_DW_SWEEP_ONE_TABLE, laid out
+    offline) and the band in scratch, else both in scratch, the tables built first. */
+__attribute__((noinline)) static void mcu_cmsis_dw_mve_in1(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                                           const int8_t *weights, const int32_t *folded_bias,
+                                                           const int32_t *multiplier, const int32_t *shift,
+                                                           const int32_t *tables, int32_t *scratch, int8_t *output)
+{
+    const int32_t nv = (p->k_h * p->k_w + 15) / 16;
+    int8_t *band = (int8_t *)(void *)scratch;
+    if (p->sweep != MCU_CMSIS_DW_SWEEP_ONE_TABLE) {
+        mcu_cmsis_dw_mve_in1_tables(p, weights, folded_bias, multiplier, shift, 16 * nv, scratch);
+        tables = scratch;
+        band += (p->out_c + 3) / 4 * (64 + 64 * nv);
+    }
+    (nv == 1 ? mcu_cmsis_dw_mve_in1_16 : nv == 2 ? mcu_cmsis_dw_mve_in1_32 : mcu_cmsis_dw_mve_in1_48)(p, input, tables,
+                                                                                                   band, output);
+}
 #endif
 
 #if !defined(__NO_INLINE__)
@@ -876,9 +902,7 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     s.recip = mult == 1 || mult % 4 == 0 ? 0 : mcu_cmsis_dw_mve_gather_recip(mult, p->out_c);
 #if !defined(__NO_INLINE__)
     if (mcu_cmsis_dw_mve_in1_fits(p)) {
-        const int32_t nv = (p->k_h * p->k_w + 15) / 16;
-        (nv == 1 ? mcu_cmsis_dw_mve_in1_16 : nv == 2 ? mcu_cmsis_dw_mve_in1_32 : mcu_cmsis_dw_mve_in1_48)(
-            p, input, weights, folded_bias, multiplier, shift, scratch, output);
+        mcu_cmsis_dw_mve_in1(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
         return 1;
     }
     const int lines = (p->k_h == 1 || p->k_w == 1) ? mcu_cmsis_dw_mve_lines_fit(p, input, output) : 0;
@@ -886,6 +910,11 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
         mcu_cmsis_dw_mve_lines(p, input, weights, bias, folded_bias, multiplier, shift, (int8_t *)(void *)scratch,
                                lines, output);
         return 1;
+    }
+#else
+    if (p->sweep == MCU_CMSIS_DW_SWEEP_ONE_TABLE) {
+        return 0; /* its scratch holds only the band (the planner lowers it so only where the path fits,
+                     mcu_cmsis_dw_mve_in1_fits): without the path, the plain C loop, which needs none */
     }
 #endif
     if (mult != 1 && mult % 4 != 0 && s.recip == 0) {

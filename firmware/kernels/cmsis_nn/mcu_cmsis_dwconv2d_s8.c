@@ -7,14 +7,30 @@
  * builds for the rare depth multipliers whose gather offsets mcu_cmsis_dw_mve_gather_recip refuses): every output pixel through
  * mcu_cmsis_dw_pixel (mcu_cmsis_dwconv_pixel.h), which skips the taps outside the input; 3x3
  * filters with depth multiplier 1 take the nine taps unrolled where the window lies inside the
- * input. With p->lag, the pixel paths write through a ring (mcu_cmsis_dw_lag_out), the output
- * exactly over the input.
+ * input. A layer lowered for Helium's one-input-channel tables (MCU_CMSIS_DW_SWEEP_ONE_TABLE), its
+ * scratch only Helium's band, takes mcu_cmsis_dw_pixel pixel by pixel on the DSP build. With
+ * p->lag, the pixel paths write through a ring (mcu_cmsis_dw_lag_out), the output exactly over the
+ * input.
  */
 #include "mcu_cmsis_dwconv_dsp.h"
 #include "mcu_cmsis_dwconv_mve.h"
 #include "mcu_cmsis_dwconv_pixel.h"
 
-#if !defined(MCU_CMSIS_USE_DSP) || defined(MCU_CMSIS_USE_MVE)
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+/** A layer lowered for Helium's one-input-channel tables (MCU_CMSIS_DW_SWEEP_ONE_TABLE), whose
+    scratch holds only Helium's band: every pixel through the plain C path, which needs none. */
+__attribute__((noinline)) static void one_table_pixels(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                                       const int8_t *weights, const int32_t *bias,
+                                                       const int32_t *multiplier, const int32_t *shift, int8_t *output)
+{
+    for (int32_t oy = 0; oy < p->out_h; oy++) {
+        for (int32_t ox = 0; ox < p->out_w; ox++) {
+            mcu_cmsis_dw_pixel(p, input, weights, bias, multiplier, shift, oy, ox,
+                               output + (oy * p->out_w + ox) * p->out_c);
+        }
+    }
+}
+#else
 /** Output pixel of a 3x3 filter (depth multiplier 1, no dilation) whose window starts at input
     row/column (iy, ix), all inside. */
 static void interior_pixel(const mcu_cmsis_dw_conv_params *p, const int8_t *input, const int8_t *weights,
@@ -46,9 +62,13 @@ void mcu_cmsis_dwconv2d_s8(const mcu_cmsis_dw_conv_params *p, const int8_t *inpu
                            const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output)
 {
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+    if (p->sweep == MCU_CMSIS_DW_SWEEP_ONE_TABLE) {
+        one_table_pixels(p, input, weights, bias, multiplier, shift, output);
+        return;
+    }
     mcu_cmsis_dwconv_dsp(p, input, weights, bias, folded_bias, multiplier, shift, rq, scratch, output);
 #else
-    (void)folded_bias, (void)rq; /* rq: the DSP path's */
+    (void)folded_bias, (void)rq; /* rq: the DSP path's, or Helium's one-input-channel tables */
 #if defined(MCU_CMSIS_USE_MVE)
     if (mcu_cmsis_dwconv_s8_mve(p, input, weights, bias, folded_bias, multiplier, shift, rq, scratch, output)) {
         return; /* mcu_cmsis_dwconv_mve.h */

@@ -51,11 +51,14 @@ typedef struct {
 /** How the DSP path of mcu_cmsis_dwconv2d_s8 goes over the output (the planner's choice by shape;
     the output is the same either way): row by row, column by column (narrow maps), pixel by pixel
     (small maps; 3x3 filters, depth multiplier 1, no dilation), or pixel by pixel as dot products of
-    tap pairs (one input channel). */
+    tap pairs (one input channel). ONE_TABLE (one input channel, lowered for Helium): `rq` points to
+    the Helium path's tables laid out offline (mcu_cmsis_dw_mve_in1_mode), which leave it only the
+    band in scratch; the other paths then take the plain C loop, which needs no scratch. */
 #define MCU_CMSIS_DW_SWEEP_ROWS 0
 #define MCU_CMSIS_DW_SWEEP_COLUMNS 1
 #define MCU_CMSIS_DW_SWEEP_PIXELS 2
 #define MCU_CMSIS_DW_SWEEP_ONE_INPUT 3
+#define MCU_CMSIS_DW_SWEEP_ONE_TABLE 4
 
 /** Parameters of the depthwise convolutions: out_c = in_c * depth_multiplier; output channel c
     reads input channel c / depth_multiplier. sweep: MCU_CMSIS_DW_SWEEP_*. band_rows: the Helium
@@ -241,6 +244,11 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
     (4 * (((k_h) * (k_w) + 1) / 2 + 1) * (1 + ((channels) + 3) / 4 * 4) +                                            \
      ((channels) + 3) / 4 * (64 + 4 * (((k_h) * (k_w) + 15) / 16 * 16)) +                                              \
      (((out_w) - 1) * (stride_w) + ((k_w) - 1) * (dil_w) + 1) * (k_h) + 16 + 8 * (k_h) * (k_w) + 1)
+
+/** One input channel with the Helium tables given (MCU_CMSIS_DW_SWEEP_ONE_TABLE): only the band,
+    k_h bytes per input column and sixteen more (a window's last vector reads past it). */
+#define MCU_CMSIS_DWCONV2D_S8_BAND_SCRATCH_BYTES(k_h, k_w, out_w, stride_w, dil_w)                                   \
+    ((((out_w) - 1) * (stride_w) + ((k_w) - 1) * (dil_w) + 1) * (k_h) + 16)
 
 /** Depthwise convolution: any filter, stride, dilation, padding and depth multiplier. Weights
     [k_h * k_w][out_c]; bias: the layer's own (the plain C path skips padded taps); folded_bias:

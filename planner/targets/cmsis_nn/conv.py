@@ -7,6 +7,9 @@ inner loop exploits)) with the bias folded with the input zero
 point: acc = sum(x * w) + bias', bias' = bias + input_offset * sum(w). Exact integer algebra once
 padding is filled with the input zero point (a padded tap then adds zp * w, which the fold cancels),
 so the inner loops multiply raw int8 values.
+Built for Helium, a convolution of one input channel (not 1x1) is the depthwise convolution it equals
+(depth multiplier = output channels): depthwise.lower_taps, the one-input-channel path with its tables
+laid out here (KWS's first layer 201,531 -> 102,562 M55 instructions, the arena unchanged).
 The DSP paths widen three pixels (or im2col columns) into scratch; the fast requantization record
 `rq` is added where it is proven."""
 
@@ -55,6 +58,11 @@ def lower(call: Call, isa: str) -> Lowered:
     oc, kh, kw, ic = w.shape
     if single_window(call):  # e.g. a classifier head after a global pool: no im2col, no widened pixels
         return fully_connected.lower_matrix(call, w.reshape(oc, kh * kw * ic))
+    if isa == "mve" and ic == 1 and not uses_1x1(call):  # one input channel: Helium's depthwise in1 path
+        from . import depthwise  # (depthwise imports this module)
+        low = depthwise.lower_taps(call, w[..., 0].transpose(1, 2, 0), isa)
+        if low.params["sweep"] == depthwise.ONE_TABLE:
+            return low
     params, consts = common.requant_params(call, oc)
     params.update(common.geometry(call, kh, kw))
     w2d = w.reshape(oc, kh * kw * ic)

@@ -2,7 +2,8 @@
 depth multiplier. Weights as [KH*KW][OC] taps; the layer's bias for the plain C path (TFLM's
 (x + input_offset) * w, padded taps skipped) and the bias folded with the input zero point for the
 DSP and Helium paths, which read padded taps as the zero point (from a line cache or a pad row in
-scratch) and multiply raw int8 values. The DSP path's sweep over the output is chosen here by shape."""
+scratch) and multiply raw int8 values. The DSP path's sweep over the output is chosen here by shape;
+built for Helium, one input channel takes its path's tables laid out here (ONE_TABLE, mve_in1_tables)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,13 @@ from .requant import acc_bounds, with_rq
 
 
 def lower(call: Call, isa: str) -> Lowered:
-    w = call.args[1].data  # [1, KH, KW, OC]
-    _, kh, kw, oc = w.shape
+    return lower_taps(call, call.args[1].data[0], isa)  # [1, KH, KW, OC]
+
+
+def lower_taps(call: Call, w: np.ndarray, isa: str) -> Lowered:
+    """The kernel call of `call` (DEPTHWISE_CONV_2D, or a CONV_2D of one input channel: the same
+    arithmetic, conv.lower) with its [KH, KW, OC] weights w."""
+    kh, kw, oc = w.shape
     params, consts = common.requant_params(call, oc)
     params.update(common.geometry(call, kh, kw))
     params["depth_multiplier"] = oc // params["in_c"]
@@ -39,12 +45,39 @@ def lower(call: Call, isa: str) -> Lowered:
     params["sweep"] = sweep(params, fast)
     params["band_rows"] = 0
     params["lag"] = 0
+    if isa == "mve" and mve_in1_fits(params):  # Helium's tables laid out here: only its band in scratch
+        params["sweep"] = ONE_TABLE
+        consts.pop("rq", None)  # the kernel's rq argument carries the tables
+        consts["in1_tables"] = mve_in1_tables(params, consts)
     return Lowered("mcu_cmsis_dwconv2d_s8", params, consts, model, scratch(params),
                    overlap=overlap(params, call.type.nbytes, isa))
 
 
-# The DSP path's sweeps over the output (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h).
-ROWS, COLUMNS, PIXELS, ONE_INPUT = DW_ROWS, DW_COLUMNS, DW_PIXELS, DW_ONE_INPUT
+# The DSP path's sweeps over the output (MCU_CMSIS_DW_SWEEP_* in mcu_kernels_cmsis_nn.h); ONE_TABLE:
+# one input channel with the Helium path's tables (the plain C loop on the other builds).
+ROWS, COLUMNS, PIXELS, ONE_INPUT, ONE_TABLE = DW_ROWS, DW_COLUMNS, DW_PIXELS, DW_ONE_INPUT, 4
+
+
+def mve_in1_fits(p: dict) -> bool:
+    """Whether Helium's one-input-channel path takes the layer (mcu_cmsis_dw_mve_in1_fits)."""
+    k_h, k_w = p["k_h"], p["k_w"]
+    return p["in_c"] == 1 and k_h * k_w <= 48 and k_h <= 17 and (k_w - 1) * p["dil_w"] * k_h + k_h <= 256
+
+
+def mve_in1_tables(p: dict, k: dict[str, np.ndarray]) -> np.ndarray:
+    """Helium's one-input-channel tables as int32 words (mcu_cmsis_dw_mve_in1_tables lays out the
+    same in scratch): per group of four channels the folded biases, left shifts, multipliers and
+    right shifts (four words each; channels past out_c zero), then per channel its weights in the
+    window's order, column by column, in span = taps rounded up to sixteen bytes (zero past them)."""
+    k_h, k_w, oc = p["k_h"], p["k_w"], p["out_c"]
+    groups, span = -(-oc // 4), -(-(k_h * k_w) // 16) * 16
+    prm = np.zeros((4, groups * 4), np.int32)
+    shift = k["shift"].astype(np.int32)
+    prm[:, :oc] = [k["folded_bias"], np.maximum(shift, 0), k["multiplier"], np.minimum(shift, 0)]
+    prm = prm.reshape(4, groups, 4).transpose(1, 0, 2)
+    wt = np.zeros((groups * 4, span), np.int8)
+    wt[:oc, :k_h * k_w] = k["weights"].reshape(k_h, k_w, oc).transpose(2, 1, 0).reshape(oc, k_h * k_w)
+    return np.concatenate([prm.reshape(-1), wt.reshape(-1).view("<i4")]).astype(np.int32)
 BAND_ROWS = 8  # rows of the Helium column path's bands (after a first one of four) when it overlaps
 
 
@@ -187,6 +220,9 @@ def scratch(p: dict) -> common.KernelSize:
     if p["sweep"] == PIXELS:
         return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_c"],
                                    p["in_c"])
+    if p["sweep"] == ONE_TABLE:
+        return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_BAND_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_w"],
+                                   p["stride_w"], p["dil_w"])
     if p["sweep"] == ONE_INPUT:
         return common.scratch_size("MCU_CMSIS_DWCONV2D_S8_ONE_SCRATCH_BYTES", p["k_h"], p["k_w"], p["out_w"],
                                    p["stride_w"], p["dil_w"], p["out_c"])
