@@ -474,6 +474,8 @@ CASES = {
     "dw9x1_c8_temporal_s2": lambda r: dwconv(r, (33, 1), 8, 1, (9, 1), stride=(2, 2)),
     "dw1x5_c8_wide": lambda r: dwconv(r, (8, 20), 8, 1, (1, 5)),
     "dw5x1_c12_s2_tall": lambda r: dwconv(r, (22, 12), 12, 1, (5, 1), stride=(2, 2)),
+    # several filter lines of the generic lane pair (columns of a 5x3 filter), dilated across them
+    "dw5x3_c8_s2_dil1x2_lines": lambda r: dwconv(r, (17, 14), 8, 1, (5, 3), stride=(2, 2), dil=(1, 2)),
     "dw3x3_c2_mult2_lines": lambda r: dwconv(r, (12, 11), 2, 2, (3, 3)),
     # K x 1 / 1 x K depthwise, Helium's line path: the inside rows in one raster run (K x 1), the
     # border columns rewritten after the run (1 x K), per line (strides), 3 / 5 / 9 taps with zero

@@ -391,6 +391,12 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_lane_asm(const in
 }
 #endif
 
+/** mcu_cmsis_rq from an accumulator already doubled (acc2 = 2 * acc). */
+static inline int32_t mcu_cmsis_dw_rq2(int32_t acc2, const int32_t *rq)
+{
+    return (mcu_smmlar(acc2, rq[0], rq[1]) + (acc2 >> 31)) >> rq[2];
+}
+
 #if defined(MCU_CMSIS_DW_ASM)
 /* The k_p taps along one cached line of a block of four pixels, any filter width, stride 1 or 2
    (pstep 2 or 4 words), undilated: a loop of one weight load and four cached words per tap, the
@@ -413,17 +419,45 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_lane_asm(const in
                      :                                                                                                \
                      : "cc", "memory")
 
-__attribute__((noinline)) static void mcu_cmsis_dw_line_taps_asm(const int32_t *x, const int32_t *w, int32_t n,
-                                                                   int32_t pstep, int32_t acc[8])
+/** Four pixels of one output channel (its record rq, FAST) from accumulators a0..a3 (doubled). */
+static inline void mcu_cmsis_dw_store4(int32_t a0, int32_t a1, int32_t a2, int32_t a3, const int32_t *rq,
+                                       int8_t *out, int32_t step)
 {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
-    int32_t wt, q0;
-    if (pstep == 2) {
-        MCU_CMSIS_DW_ASM_LINE_CASE(1);
-    } else {
-        MCU_CMSIS_DW_ASM_LINE_CASE(2);
+    const int32_t r[3] = {rq[0], rq[1], rq[2]};
+    out[0] = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a0, r));
+    out[step] = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a1, r));
+    out[2 * step] = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a2, r));
+    out[3 * step] = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a3, r));
+}
+
+/** The taps of a lane pair of a block of four pixels, any filter, undilated along the lines, stride
+    1 or 2 (pstep 2 or 4 words): the accumulators from the two folded biases, every filter line's
+    taps by the loop above; then into acc, or where acc is NULL (FAST, both channels c, c + 2 of the
+    lane pair: records rq) requantized straight from the registers and stored (no accumulator array
+    in memory). */
+__attribute__((noinline)) static void mcu_cmsis_dw_lane4(const int32_t *base, const int32_t *w, int32_t k_l,
+                                                         int32_t k_p, int32_t pstep, int32_t bias_lo, int32_t bias_hi,
+                                                         int32_t *acc, const int32_t *rq, int8_t *out, int32_t step)
+{
+    const int32_t *const use = w - k_l;
+    int32_t a0 = bias_lo, a1 = bias_lo, a2 = bias_lo, a3 = bias_lo;
+    int32_t b0 = bias_hi, b1 = bias_hi, b2 = bias_hi, b3 = bias_hi;
+    for (const int32_t *u = use; u < use + k_l; u++) { /* a pointer: with an index, gcc -mcpu=cortex-m7 finds
+                                                          no register left for the assembly */
+        const int32_t *x = base + *u;
+        int32_t n = k_p, wt, q0;
+        if (pstep == 2) {
+            MCU_CMSIS_DW_ASM_LINE_CASE(1);
+        } else {
+            MCU_CMSIS_DW_ASM_LINE_CASE(2);
+        }
     }
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+    if (acc != NULL) {
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+        return;
+    }
+    mcu_cmsis_dw_store4(a0, a1, a2, a3, rq, out, step);
+    mcu_cmsis_dw_store4(b0, b1, b2, b3, rq + 6, out + 2, step);
 }
 #endif
 
@@ -450,9 +484,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_taps(const int32_
     const int32_t *use = w - k_l;
 #if defined(MCU_CMSIS_DW_ASM)
     if (P == 4 && cstep == 2 && (pstep == 2 || pstep == 4)) { /* undilated, stride 1 or 2: the taps in assembly */
-        for (int32_t kl = 0; kl < k_l; kl++, w += k_p) {
-            mcu_cmsis_dw_line_taps_asm(base + use[kl], w, k_p, pstep, acc);
-        }
+        mcu_cmsis_dw_lane4(base, w, k_l, k_p, pstep, acc[0], acc[4], acc, NULL, NULL, 0); /* acc: the biases */
         return;
     }
 #endif
@@ -462,12 +494,6 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_taps(const int32_
             mcu_cmsis_dw_tap(x, pstep, *w++, acc, P);
         }
     }
-}
-
-/** mcu_cmsis_rq from an accumulator already doubled (acc2 = 2 * acc). */
-static inline int32_t mcu_cmsis_dw_rq2(int32_t acc2, const int32_t *rq)
-{
-    return (mcu_smmlar(acc2, rq[0], rq[1]) + (acc2 >> 31)) >> rq[2];
 }
 
 /** mcu_cmsis_dw_store other than FAST: the clamp, or the general requantization without rq. */
@@ -526,6 +552,14 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_lane(const mcu_cm
     const int32_t out_offset = p->output_offset, act_min = p->act_min, act_max = p->act_max;
     const int transpose = p->sweep == MCU_CMSIS_DW_SWEEP_COLUMNS;
     const int32_t k_l = transpose ? p->k_w : p->k_h, k_p = transpose ? p->k_h : p->k_w;
+#if defined(MCU_CMSIS_DW_ASM)
+    if (!K3S && FAST && P == 4 && both && b->cstep == 2 && (b->pstep == 2 || b->pstep == 4)) {
+        const int32_t ch = b->c0 + lane;
+        mcu_cmsis_dw_lane4(b->c->lines + 2 * pos + lane, b->c->lane[lane], k_l, k_p, b->pstep, b->folded[lane],
+                           b->folded[lane + 2], NULL, b->rq + 3 * ch, out + ch, b->out_step);
+        return;
+    }
+#endif
     int32_t acc[8];
     MCU_CMSIS_DW_UNROLL
     for (int i = 0; i < 4; i++) {

@@ -33,7 +33,10 @@
  * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249
  * -> 143,979 estimated M4 cycles; stride 2 and
  * 3-pixel rows stay pixel by pixel (measured slower so: their widening and per-channel set-up
- * outweigh the cheaper steps).
+ * outweigh the cheaper steps; tried again with blocks of three pixels of a row in assembly, 25
+ * cycles an output against the pixel sweep's 42: VWW's 3x3/2 ->6x6x64, 3x3/2 ->3x3x128 and 3x3/1
+ * 3x3x256 layers 106,944 / 54,614 / 107,090 -> 122,843 / 74,258 / 118,417, the band's widening
+ * and the records 10 to 20 cycles an output).
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
 #define MCU_CMSIS_DW3X3_DSP_H
@@ -313,14 +316,16 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_c
     const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, in_line, 2 * wpr,
                                                                 c0, zp);
     const int32_t y0 = b->first - p->pad_top, y1 = y0 + b->rows;
-    if (b->fill) {
+    if (b->fill) { /* a row outside the input whole, else the pairs before elo and from ehi */
         for (int32_t y = y0; y < y1; y++) {
             int32_t *const w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (y - y0);
             const int inside = y >= 0 && y < p->in_h;
-            for (int32_t k = 0; k < 4 * wpr; k++) {
-                if (!inside || k < 4 * pl.elo || k >= 4 * pl.ehi) {
-                    w[k] = zpair;
-                }
+            const int32_t lo = inside ? 4 * pl.elo : 4 * wpr, hi = inside ? 4 * pl.ehi : 4 * wpr;
+            for (int32_t k = 0; k < lo; k++) {
+                w[k] = zpair;
+            }
+            for (int32_t k = hi; k < 4 * wpr; k++) {
+                w[k] = zpair;
             }
         }
     }
