@@ -385,6 +385,9 @@ CASES = {
     "conv_3x3_ic5_oc6_dil1x2_same": lambda r: conv(r, (8, 9), 5, 6, (3, 3), dil=(1, 2)),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
+    # in_c 8 on Helium (mcu_cmsis_mve_matvec2_k8): the pixels widened once for three groups of four,
+    # the clamp, stride 2
+    "conv_1x1_ic8_oc12_relu6_s2": lambda r: conv(r, (7, 5), 8, 12, (1, 1), stride=(2, 2), act="RELU6"),
     # the wide layout's dense blocks, widened by the assembly (one group of four, an odd count, the
     # most the layout takes: 11), a whole number of blocks or a short last one after them
     "conv_1x1_ic4_oc4_dense": lambda r: conv(r, (3, 3), 4, 4, (1, 1)),

@@ -21,8 +21,9 @@
  * register, named in the assembly; they start at zero, the first step's VMLADAV, and the bias is
  * added as a vector), when every shift is <= 0, out_c % 4 == 0 and the weights are in the plain
  * pair layout (the offset one, C lowered for the DSP ISA, goes one pixel at a time):
- *   - 1x1 convolutions with in_c 8, 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
- *     (mcu_cmsis_mve_dot2x4_k); any other in_c > 16: a loop of sixteen values a step, the last
+ *   - 1x1 convolutions with in_c 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
+ *     (mcu_cmsis_mve_dot2x4_k); in_c 8: the pixels widened once, every group of four channels and
+ *     its requantization one assembly block (mcu_cmsis_mve_matvec2_k8); any other in_c > 16: a loop of sixteen values a step, the last
  *     in_c % 16 under a VCTP predicate, the whole channel loop and its requantization one assembly
  *     block (mcu_cmsis_mve_matvec2_any);
  *   - convolutions through im2col with k >= 16: the two pixels' columns one after the other in
@@ -329,7 +330,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     }
 }
 
-/** Two pixels x four output channels with k (8, 16, 32, 64, 128 or 256: a compile-time constant) fully
+/** Two pixels x four output channels with k (16, 32, 64, 128 or 256: a compile-time constant) fully
     unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j of the weight pairs at
     w and w + stride, as two vectors. Eight accumulators (every even register but SP) take each
     deinterleaved weight vector into two VMLADAVA; the inputs are read by immediate offsets from x0
@@ -339,40 +340,6 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
                                                                          int32x4_t *out0, int32x4_t *out1,
                                                                          const int32_t k)
 {
-    if (k == 8) { /* eight values: widening loads (VLDRB.S16), VMOVLB / VMOVLT split a pair's sixteen
-                     bytes into its two rows as int16, VMLADAVA.S16 over eight lanes */
-        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for the inputs */
-        register int32x4_t r0 __asm__("q3"), r1 __asm__("q2");
-        /* the accumulators start at zero (VMLADAV), the bias added as a vector after */
-        __asm__ volatile("vldrb.s16 q0, [%[x0]]\n\t"
-                         "vldrb.8 q2, [%[w]]\n\t"
-                         "vmovlb.s8 q3, q2\n\t"
-                         "vldrb.s16 q1, [%[x1]]\n\t"
-                         "vmovlt.s8 q2, q2\n\t"
-                         "vmladav.s16 r0, q0, q3\n\t"
-                         "vldrb.8 q4, [%[w], #%c[stride]]\n\t"
-                         "vmladav.s16 r8, q1, q3\n\t"
-                         "vmovlb.s8 q5, q4\n\t"
-                         "vmladav.s16 r2, q0, q2\n\t"
-                         "vmovlt.s8 q4, q4\n\t"
-                         "vmladav.s16 r10, q1, q2\n\t"
-                         /* the results into q3 / q2 (free now) as they complete */
-                         "vmladav.s16 r4, q0, q5\n\t"
-                         "vmov q3[2], q3[0], r0, r4\n\t"
-                         "vmladav.s16 r12, q1, q5\n\t"
-                         "vmov q2[2], q2[0], r8, r12\n\t"
-                         "vmladav.s16 r6, q0, q4\n\t"
-                         "vmov q3[3], q3[1], r2, r6\n\t"
-                         "vmladav.s16 lr, q1, q4\n\t"
-                         "vmov q2[3], q2[1], r10, lr"
-                         : "=&w"(r0), "=&w"(r1)
-                         : [x0] "l"(x0), [x1] "l"(x1), [w] "r"(w), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(8))
-                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
-        const int32x4_t bv = vldrwq_s32(bias);
-        *out0 = vaddq_s32(r0, bv);
-        *out1 = vaddq_s32(r1, bv);
-        return;
-    }
     /* the accumulators in the even registers VMLADAVA needs, each pixel's four starting at zero (the
        first step's VMLADAV: mcu_mve_mla; the bias added as a vector after); b walks the second pair.
        Software pipelined: the next sixteen values' inputs and first pair
@@ -453,6 +420,62 @@ static inline void mcu_cmsis_mve_any_layer(int32_t st[11], const int8_t *w, int3
     st[7] = (int32_t)(intptr_t)w, st[8] = mcu_cmsis_mve_pair_stride(k), st[9] = o->act_min, st[10] = o->act_max;
 }
 
+/* The parts of the two-pixel assemblies below (mcu_cmsis_mve_matvec2_any / _k8), which keep their
+   state in a frame on the stack, words 0-5 written back per group of four rows: 0 bias, 1
+   multiplier, 2 / 3 the outputs (VSTRB.32 takes a low register: r4, r6), 4 shift, 5 groups left, 6
+   out_offset; 7 / 8 the columns and 9 k - 16 to restart them. w0 / w1 come in as out0 / st
+   (mcu_cmsis_mve_any_layer) and leave as the first two weight pairs; q6 / q7: the clamp. */
+#define MCU_MVE_MATVEC2_FRAME \
+    "sub sp, sp, #40\n\t" \
+    "ldm %[w1], {r0, r2, r8, r10, r12}\n\t" \
+    "ldr r4, [%[w1], #24]\n\t" \
+    "add r6, %[w0], r4\n\t" \
+    "mov r4, %[w0]\n\t" \
+    "stm sp, {r0, r2, r4, r6, r8, r10, r12}\n\t" \
+    "strd %[x0], %[x1], [sp, #28]\n\t" \
+    "ldr %[n], [%[w1], #20]\n\t" \
+    "str %[n], [sp, #36]\n\t" \
+    "ldrd r0, r2, [%[w1], #36]\n\t" \
+    "vdup.32 q6, r0\n\t" \
+    "vdup.32 q7, r2\n\t" \
+    "ldrd %[w0], lr, [%[w1], #28]\n\t" \
+    "add %[w1], %[w0], lr\n"
+/* the fix-up and rounding shift of one accumulator vector (q4: the shifts, q5: scratch) */
+#define MCU_MVE_MATVEC2_SHIFT(q) \
+    "vand q5, " q ", q4\n\t" \
+    "vshr.s32 q5, q5, #31\n\t" \
+    "vqadd.s32 " q ", " q ", q5\n\t" \
+    "vrshl.s32 " q ", " q ", q4\n\t"
+/* a group's eight accumulators (r0 / r2 / r4 / r6 the first pixel's rows 0-3, r8 / r10 / r12 / lr
+   the second's) plus the bias, requantized and stored; the flags: groups left */
+#define MCU_MVE_MATVEC2_REQUANTIZE \
+    "vmov q2[2], q2[0], r0, r4\n\t" \
+    "vmov q2[3], q2[1], r2, r6\n\t" \
+    "vmov q3[2], q3[0], r8, r12\n\t" \
+    "vmov q3[3], q3[1], r10, lr\n\t" \
+    "ldm sp, {r0, r2, r4, r6, r8, r10, r12}\n\t" \
+    "vldrw.32 q4, [r0], #16\n\t" \
+    "vadd.i32 q2, q2, q4\n\t" \
+    "vadd.i32 q3, q3, q4\n\t" \
+    "vldrw.32 q4, [r2], #16\n\t" \
+    "vqrdmulh.s32 q2, q2, q4\n\t" \
+    "vqrdmulh.s32 q3, q3, q4\n\t" \
+    "vldrw.32 q4, [r8], #16\n\t" \
+    MCU_MVE_MATVEC2_SHIFT("q2") \
+    MCU_MVE_MATVEC2_SHIFT("q3") \
+    "vadd.i32 q2, q2, r12\n\t" \
+    "vadd.i32 q3, q3, r12\n\t" \
+    "vmax.s32 q2, q2, q6\n\t" \
+    "vmax.s32 q3, q3, q6\n\t" \
+    "vmin.s32 q2, q2, q7\n\t" \
+    "vmin.s32 q3, q3, q7\n\t" \
+    "vstrb.32 q2, [r4], #4\n\t" \
+    "vstrb.32 q3, [r6], #4\n\t" \
+    "subs r10, r10, #1\n\t" \
+    "stm sp, {r0, r2, r4, r6, r8, r10}\n\t"
+#define MCU_MVE_MATVEC2_CLOBBERS \
+    "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc"
+
 /** Two pixels' outputs out0[j], out0[n + j] for the first 4 * (n / 4) rows (n >= 4, every shift <=
     0, any k >= 16: a run-time value; st: mcu_cmsis_mve_any_layer), the whole channel loop one
     assembly block that keeps its state on the stack (every register is taken in the k loop): per
@@ -477,93 +500,80 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0
     "vmladav" acc ".s8 r12, q1, q4\n\t" \
     "vmladav" acc ".s8 r6, q0, q5\n\t" \
     "vmladav" acc ".s8 lr, q1, q5\n\t"
-    /* the fix-up and rounding shift of one accumulator vector (q4: the shifts, q5: scratch) */
-#define MCU_MVE_MATVEC2_ANY_SHIFT(q) \
-    "vand q5, " q ", q4\n\t" \
-    "vshr.s32 q5, q5, #31\n\t" \
-    "vqadd.s32 " q ", " q ", q5\n\t" \
-    "vrshl.s32 " q ", " q ", q4\n\t"
-    /* the frame on the stack, words 0-5 written back per group: 0 bias, 1 multiplier, 2 / 3 the
-       outputs (VSTRB.32 takes a low register: r4, r6), 4 shift, 5 groups left, 6 out_offset; 7 / 8
-       the columns and 9 k - 16 to restart them. w0 / w1 come in as out0 / st. */
-#define MCU_MVE_MATVEC2_ANY_ASM \
-    "sub sp, sp, #40\n\t" \
-    "ldm %[w1], {r0, r2, r8, r10, r12}\n\t" \
-    "ldr r4, [%[w1], #24]\n\t" \
-    "add r6, %[w0], r4\n\t" \
-    "mov r4, %[w0]\n\t" \
-    "stm sp, {r0, r2, r4, r6, r8, r10, r12}\n\t" \
-    "strd %[x0], %[x1], [sp, #28]\n\t" \
-    "ldr %[n], [%[w1], #20]\n\t" \
-    "str %[n], [sp, #36]\n\t" \
-    "ldrd r0, r2, [%[w1], #36]\n\t" \
-    "vdup.32 q6, r0\n\t" \
-    "vdup.32 q7, r2\n\t" \
-    "ldrd %[w0], lr, [%[w1], #28]\n\t" \
-    "add %[w1], %[w0], lr\n" \
-    "4:\n\t" \
-    "vldrb.8 q0, [%[x0]], #16\n\t" \
-    "vldrb.8 q1, [%[x1]], #16\n\t" \
-    MCU_MVE_MATVEC2_ANY_STEP("") \
-    "subs %[n], %[n], #16\n\t" \
-    "blt 2f\n" \
-    "1:\n\t" \
-    "vldrb.8 q0, [%[x0]], #16\n\t" \
-    "vldrb.8 q1, [%[x1]], #16\n\t" \
-    MCU_MVE_MATVEC2_ANY_STEP("a") \
-    "subs %[n], %[n], #16\n\t" \
-    "bge 1b\n" \
-    "2:\n\t" \
-    "adds %[n], %[n], #16\n\t" /* k % 16 */ \
-    "beq 3f\n\t" \
-    "vctp.8 %[n]\n\t" \
-    "vpstt\n\t" \
-    "vldrbt.8 q0, [%[x0]]\n\t" \
-    "vldrbt.8 q1, [%[x1]]\n\t" \
-    MCU_MVE_MATVEC2_ANY_STEP("a") \
-    "3:\n\t" \
-    "vmov q2[2], q2[0], r0, r4\n\t" \
-    "vmov q2[3], q2[1], r2, r6\n\t" \
-    "vmov q3[2], q3[0], r8, r12\n\t" \
-    "vmov q3[3], q3[1], r10, lr\n\t" \
-    /* r0 bias, r2 multiplier, r4 / r6 the outputs, r8 shift, r10 groups left, r12 out_offset */ \
-    "ldm sp, {r0, r2, r4, r6, r8, r10, r12}\n\t" \
-    "vldrw.32 q0, [r0], #16\n\t" \
-    "vadd.i32 q2, q2, q0\n\t" \
-    "vadd.i32 q3, q3, q0\n\t" \
-    "vldrw.32 q1, [r2], #16\n\t" \
-    "vqrdmulh.s32 q2, q2, q1\n\t" \
-    "vqrdmulh.s32 q3, q3, q1\n\t" \
-    "vldrw.32 q4, [r8], #16\n\t" \
-    MCU_MVE_MATVEC2_ANY_SHIFT("q2") \
-    MCU_MVE_MATVEC2_ANY_SHIFT("q3") \
-    "vadd.i32 q2, q2, r12\n\t" \
-    "vadd.i32 q3, q3, r12\n\t" \
-    "vmax.s32 q2, q2, q6\n\t" \
-    "vmax.s32 q3, q3, q6\n\t" \
-    "vmin.s32 q2, q2, q7\n\t" \
-    "vmin.s32 q3, q3, q7\n\t" \
-    "vstrb.32 q2, [r4], #4\n\t" \
-    "vstrb.32 q3, [r6], #4\n\t" \
-    "subs r10, r10, #1\n\t" \
-    "stm sp, {r0, r2, r4, r6, r8, r10}\n\t" \
-    /* the next group: its pairs follow the second pair (the pointers walked one pair each) */ \
-    "sub lr, %[w1], %[w0]\n\t" \
-    "mov %[w0], %[w1]\n\t" \
-    "add %[w1], %[w1], lr\n\t" \
-    "ldrd %[x0], %[x1], [sp, #28]\n\t" \
-    "ldr %[n], [sp, #36]\n\t" \
-    "bne 4b\n\t" \
-    "add sp, sp, #40"
-    __asm__ volatile(MCU_MVE_MATVEC2_ANY_ASM
+    __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "4:\n\t"
+                     "vldrb.8 q0, [%[x0]], #16\n\t"
+                     "vldrb.8 q1, [%[x1]], #16\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("")
+                     "subs %[n], %[n], #16\n\t"
+                     "blt 2f\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x0]], #16\n\t"
+                     "vldrb.8 q1, [%[x1]], #16\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("a")
+                     "subs %[n], %[n], #16\n\t"
+                     "bge 1b\n"
+                     "2:\n\t"
+                     "adds %[n], %[n], #16\n\t" /* k % 16 */
+                     "beq 3f\n\t"
+                     "vctp.8 %[n]\n\t"
+                     "vpstt\n\t"
+                     "vldrbt.8 q0, [%[x0]]\n\t"
+                     "vldrbt.8 q1, [%[x1]]\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("a")
+                     "3:\n\t"
+                     MCU_MVE_MATVEC2_REQUANTIZE
+                     /* the next group: its pairs follow the second pair (the pointers walked one pair each) */
+                     "sub lr, %[w1], %[w0]\n\t"
+                     "mov %[w0], %[w1]\n\t"
+                     "add %[w1], %[w1], lr\n\t"
+                     "ldrd %[x0], %[x1], [sp, #28]\n\t"
+                     "ldr %[n], [sp, #36]\n\t"
+                     "bne 4b\n\t"
+                     "add sp, sp, #40"
                      : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
                      :
-                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6",
-                       "q7", "memory", "cc");
+                     : MCU_MVE_MATVEC2_CLOBBERS);
 #undef MCU_MVE_MATVEC2_ANY_STEP
-#undef MCU_MVE_MATVEC2_ANY_SHIFT
-#undef MCU_MVE_MATVEC2_ANY_ASM
 }
+
+/** mcu_cmsis_mve_matvec2_any for k = 8: the two pixels widened once (VLDRB.S16, into q0 / q1 for
+    every group), a pair's sixteen bytes split into its two rows as int16 by VMOVLB / VMOVLT,
+    VMLADAV.S16 over eight lanes. */
+static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_k8(const int8_t *x0, const int8_t *x1, int8_t *out0,
+                                                               const int32_t *st)
+{
+    int32_t left; /* unused here: the frame's word 9 */
+    __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "vldrb.s16 q0, [%[x0]]\n\t"
+                     "vldrb.s16 q1, [%[x1]]\n"
+                     "4:\n\t"
+                     "vldrb.8 q2, [%[w0]], #32\n\t"
+                     "vmovlb.s8 q3, q2\n\t"
+                     "vmovlt.s8 q2, q2\n\t"
+                     "vldrb.8 q4, [%[w0]], #32\n\t"
+                     "vmladav.s16 r0, q0, q3\n\t"
+                     "vmladav.s16 r8, q1, q3\n\t"
+                     "vmovlb.s8 q5, q4\n\t"
+                     "vmladav.s16 r2, q0, q2\n\t"
+                     "vmladav.s16 r10, q1, q2\n\t"
+                     "vmovlt.s8 q4, q4\n\t"
+                     "vmladav.s16 r4, q0, q5\n\t"
+                     "vmladav.s16 r12, q1, q5\n\t"
+                     "vmladav.s16 r6, q0, q4\n\t"
+                     "vmladav.s16 lr, q1, q4\n\t"
+                     MCU_MVE_MATVEC2_REQUANTIZE
+                     "bne 4b\n\t"
+                     "add sp, sp, #40"
+                     /* VLDRB.S16 takes a low base register: "l" for the pixels */
+                     : [x0] "+l"(x0), [x1] "+l"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
+                     :
+                     : MCU_MVE_MATVEC2_CLOBBERS);
+}
+#undef MCU_MVE_MATVEC2_FRAME
+#undef MCU_MVE_MATVEC2_SHIFT
+#undef MCU_MVE_MATVEC2_REQUANTIZE
+#undef MCU_MVE_MATVEC2_CLOBBERS
 
 /** The last n (1 to 3) rows of two pixels' outputs, a weight pair at a time from w: per sixteen
     values two inputs, one pair (VLD20 / VLD21) and four VMLADAVA in a tail-predicated loop. */
@@ -621,7 +631,9 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
     int32_t j = 0;
     if (any != NULL) {
         j = n & ~3;
-        if (j > 0) {
+        if (j > 0 && __builtin_constant_p(k) && k == 8) {
+            mcu_cmsis_mve_matvec2_k8(x0, x1, out0, any);
+        } else if (j > 0) {
             mcu_cmsis_mve_matvec2_any(x0, x1, out0, any);
         }
         weights += (j >> 1) * stride;
@@ -803,10 +815,10 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const 
         return;
     }
 #if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
-    if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128, 256 */
+    if (p->out_c % 4 == 0) { /* k unrolled: 16, 32, 64, 128, 256; 8: mcu_cmsis_mve_matvec2_k8 */
         switch (p->in_c) {
         case 8:
-            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0);
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 1);
             return;
         case 16:
             mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 16, 0);
