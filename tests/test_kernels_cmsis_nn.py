@@ -382,12 +382,18 @@ CASES = {
     "conv_3x3_ic7_oc12_dil2_k63": lambda r: conv(r, (8, 9), 7, 12, (3, 3), dil=(2, 2)),
     "conv_4x4_ic1_oc4_k16": lambda r: conv(r, (6, 7), 1, 4, (4, 4)),
     "conv_3x5_ic1_oc8_k15": lambda r: conv(r, (5, 6), 1, 8, (3, 5)),
+    # the whole channel loop in one assembly block (mcu_cmsis_mve_matvec2_any): several groups of
+    # four, the clamp read from the layer's state, a last row after the groups, an odd pixel
+    "conv_3x3_ic8_oc13_relu6": lambda r: conv(r, (5, 5), 8, 13, (3, 3), act="RELU6"),
     # the int8 column's border rows: the taps inside one run [lo, hi) over the padded row (a 5-wide
     # filter two taps over the left edge), or with horizontal dilation tap by tap
     "conv_5x5_ic3_oc4_s2_same": lambda r: conv(r, (9, 11), 3, 4, (5, 5), stride=(2, 2)),
     "conv_3x3_ic5_oc6_dil1x2_same": lambda r: conv(r, (8, 9), 5, 6, (3, 3), dil=(1, 2)),
     # 1x1 without im2col, any stride
     "conv_1x1_ic8_oc16": lambda r: conv(r, (5, 5), 8, 16, (1, 1)),
+    # in_c 8 on Helium (mcu_cmsis_mve_matvec2_k8): the pixels widened once for three groups of four,
+    # the clamp, stride 2
+    "conv_1x1_ic8_oc12_relu6_s2": lambda r: conv(r, (7, 5), 8, 12, (1, 1), stride=(2, 2), act="RELU6"),
     # the wide layout's dense blocks, widened by the assembly (one group of four, an odd count, the
     # most the layout takes: 11), a whole number of blocks or a short last one after them
     "conv_1x1_ic4_oc4_dense": lambda r: conv(r, (3, 3), 4, 4, (1, 1)),
@@ -398,13 +404,14 @@ CASES = {
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),
     # 1x1 with in_c 16 / 32 / 64 / 128 and out_c % 4 == 0: Helium's two-pixel unrolled path
     "conv_1x1_ic16_oc12_odd_px": lambda r: conv(r, (3, 5), 16, 12, (1, 1)),
-    # other in_c > 16 with out_c % 4 == 0: Helium's two-pixel loop (mcu_cmsis_mve_dot2x4_any), in_c %
+    # other in_c > 16 with out_c % 4 == 0: Helium's two-pixel loop (mcu_cmsis_mve_matvec2_any), in_c %
     # 16 values past its steps loaded under a VCTP predicate (8, 8 with stride 2, 1, none), an odd
     # pixel count
     "conv_1x1_ic24_oc12_odd_px": lambda r: conv(r, (3, 5), 24, 12, (1, 1)),
     "conv_1x1_ic40_oc8_s2": lambda r: conv(r, (7, 6), 40, 8, (1, 1), stride=(2, 2)),
     "conv_1x1_ic17_oc4_relu": lambda r: conv(r, (4, 4), 17, 4, (1, 1), act="RELU"),
     "conv_1x1_ic192_oc32": lambda r: conv(r, (3, 3), 192, 32, (1, 1)),
+    "conv_1x1_ic24_oc20_relu6_s2": lambda r: conv(r, (5, 7), 24, 20, (1, 1), stride=(2, 2), act="RELU6"),
     # out_c % 4 != 0 on the two-pixel loop: the last rows a weight pair at a time
     # (mcu_cmsis_mve_rows_tail; squeezenet's 256 -> 10 head, two rows; one; three with in_c 16)
     "conv_1x1_ic256_oc10_head": lambda r: conv(r, (3, 3), 256, 10, (1, 1)),

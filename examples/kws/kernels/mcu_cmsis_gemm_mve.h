@@ -21,11 +21,13 @@
  * register, named in the assembly; they start at zero, the first step's VMLADAV, and the bias is
  * added as a vector), when every shift is <= 0, out_c % 4 == 0 and the weights are in the plain
  * pair layout (the offset one, C lowered for the DSP ISA, goes one pixel at a time):
- *   - 1x1 convolutions with in_c 8, 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
- *     (mcu_cmsis_mve_dot2x4_k); any other in_c > 16: a loop of sixteen values a step, the last
- *     in_c % 16 under a VCTP predicate (mcu_cmsis_mve_dot2x4_any);
+ *   - 1x1 convolutions with in_c 16, 32, 64, 128 or 256: the channel loop unrolled at compile time
+ *     (mcu_cmsis_mve_dot2x4_k); in_c 8: the pixels widened once, every group of four channels and
+ *     its requantization one assembly block (mcu_cmsis_mve_matvec2_k8); any other in_c > 16: a loop of sixteen values a step, the last
+ *     in_c % 16 under a VCTP predicate, the whole channel loop and its requantization one assembly
+ *     block (mcu_cmsis_mve_matvec2_any);
  *   - convolutions through im2col with k >= 16: the two pixels' columns one after the other in
- *     scratch, through the same loop (mcu_cmsis_mve_dot2x4_any).
+ *     scratch, through the same loop (mcu_cmsis_mve_matvec2_any).
  */
 #ifndef MCU_CMSIS_GEMM_MVE_H
 #define MCU_CMSIS_GEMM_MVE_H
@@ -328,7 +330,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_mve_pixels(
     }
 }
 
-/** Two pixels x four output channels with k (8, 16, 32, 64, 128 or 256: a compile-time constant) fully
+/** Two pixels x four output channels with k (16, 32, 64, 128 or 256: a compile-time constant) fully
     unrolled: bias[0..3] + x0 . w_j and bias[0..3] + x1 . w_j for the rows w_j of the weight pairs at
     w and w + stride, as two vectors. Eight accumulators (every even register but SP) take each
     deinterleaved weight vector into two VMLADAVA; the inputs are read by immediate offsets from x0
@@ -338,40 +340,6 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
                                                                          int32x4_t *out0, int32x4_t *out1,
                                                                          const int32_t k)
 {
-    if (k == 8) { /* eight values: widening loads (VLDRB.S16), VMOVLB / VMOVLT split a pair's sixteen
-                     bytes into its two rows as int16, VMLADAVA.S16 over eight lanes */
-        /* VLDRB.S16 takes a low base register (r0-r7): "l" constraints for the inputs */
-        register int32x4_t r0 __asm__("q3"), r1 __asm__("q2");
-        /* the accumulators start at zero (VMLADAV), the bias added as a vector after */
-        __asm__ volatile("vldrb.s16 q0, [%[x0]]\n\t"
-                         "vldrb.8 q2, [%[w]]\n\t"
-                         "vmovlb.s8 q3, q2\n\t"
-                         "vldrb.s16 q1, [%[x1]]\n\t"
-                         "vmovlt.s8 q2, q2\n\t"
-                         "vmladav.s16 r0, q0, q3\n\t"
-                         "vldrb.8 q4, [%[w], #%c[stride]]\n\t"
-                         "vmladav.s16 r8, q1, q3\n\t"
-                         "vmovlb.s8 q5, q4\n\t"
-                         "vmladav.s16 r2, q0, q2\n\t"
-                         "vmovlt.s8 q4, q4\n\t"
-                         "vmladav.s16 r10, q1, q2\n\t"
-                         /* the results into q3 / q2 (free now) as they complete */
-                         "vmladav.s16 r4, q0, q5\n\t"
-                         "vmov q3[2], q3[0], r0, r4\n\t"
-                         "vmladav.s16 r12, q1, q5\n\t"
-                         "vmov q2[2], q2[0], r8, r12\n\t"
-                         "vmladav.s16 r6, q0, q4\n\t"
-                         "vmov q3[3], q3[1], r2, r6\n\t"
-                         "vmladav.s16 lr, q1, q4\n\t"
-                         "vmov q2[3], q2[1], r10, lr"
-                         : "=&w"(r0), "=&w"(r1)
-                         : [x0] "l"(x0), [x1] "l"(x1), [w] "r"(w), [stride] "i"(2 * MCU_CMSIS_PAIR_DEPTH(8))
-                         : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory");
-        const int32x4_t bv = vldrwq_s32(bias);
-        *out0 = vaddq_s32(r0, bv);
-        *out1 = vaddq_s32(r1, bv);
-        return;
-    }
     /* the accumulators in the even registers VMLADAVA needs, each pixel's four starting at zero (the
        first step's VMLADAV: mcu_mve_mla; the bias added as a vector after); b walks the second pair.
        Software pipelined: the next sixteen values' inputs and first pair
@@ -440,19 +408,86 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_k(const i
     *out1 = vaddq_s32(r1, bv);
 }
 
-/** mcu_cmsis_mve_dot2x4_k for any k >= 16 (a run-time value): a loop of sixteen values per step,
-    the accumulators starting at zero (VMLADAV, the first step) and the bias added as a vector; k %
-    16 values past the steps loaded with a VCTP predicate (nothing read past either pixel, the lanes
-    past k zero). */
-static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const int8_t *x0, const int8_t *x1,
-                                                                           const int8_t *w, const int32_t *bias,
-                                                                           int32x4_t *out0, int32x4_t *out1,
-                                                                           int32_t k)
+/** The layer's constants mcu_cmsis_mve_matvec2_any reads, at these word offsets: 0 bias, 1
+    multiplier, 2 shift, 3 the groups of four rows (n / 4), 4 out_offset, 5 k - 16, 6 n (from one
+    pixel's outputs to the other's), 7 the weights, 8 the pair stride, 9 / 10 act_min / act_max. */
+static inline void mcu_cmsis_mve_any_layer(int32_t st[11], const int8_t *w, int32_t k, int32_t n,
+                                           const int32_t *bias, const int32_t *multiplier, const int32_t *shift,
+                                           const mcu_cmsis_mve_out *o)
 {
-    register int32x4_t r0 __asm__("q2"), r1 __asm__("q3"); /* the results, once the last step is done */
-    const int8_t *w1 = w + mcu_cmsis_mve_pair_stride(k);
-    int32_t n = k - 16; /* the values left after the first step */
-#define MCU_MVE_DOT2X4_ANY_STEP(acc) \
+    st[0] = (int32_t)(intptr_t)bias, st[1] = (int32_t)(intptr_t)multiplier, st[2] = (int32_t)(intptr_t)shift;
+    st[3] = n / 4, st[4] = o->offset, st[5] = k - 16, st[6] = n;
+    st[7] = (int32_t)(intptr_t)w, st[8] = mcu_cmsis_mve_pair_stride(k), st[9] = o->act_min, st[10] = o->act_max;
+}
+
+/* The parts of the two-pixel assemblies below (mcu_cmsis_mve_matvec2_any / _k8), which keep their
+   state in a frame on the stack, words 0-5 written back per group of four rows: 0 bias, 1
+   multiplier, 2 / 3 the outputs (VSTRB.32 takes a low register: r4, r6), 4 shift, 5 groups left, 6
+   out_offset; 7 / 8 the columns and 9 k - 16 to restart them. w0 / w1 come in as out0 / st
+   (mcu_cmsis_mve_any_layer) and leave as the first two weight pairs; q6 / q7: the clamp. */
+#define MCU_MVE_MATVEC2_FRAME \
+    "sub sp, sp, #40\n\t" \
+    "ldm %[w1], {r0, r2, r8, r10, r12}\n\t" \
+    "ldr r4, [%[w1], #24]\n\t" \
+    "add r6, %[w0], r4\n\t" \
+    "mov r4, %[w0]\n\t" \
+    "stm sp, {r0, r2, r4, r6, r8, r10, r12}\n\t" \
+    "strd %[x0], %[x1], [sp, #28]\n\t" \
+    "ldr %[n], [%[w1], #20]\n\t" \
+    "str %[n], [sp, #36]\n\t" \
+    "ldrd r0, r2, [%[w1], #36]\n\t" \
+    "vdup.32 q6, r0\n\t" \
+    "vdup.32 q7, r2\n\t" \
+    "ldrd %[w0], lr, [%[w1], #28]\n\t" \
+    "add %[w1], %[w0], lr\n"
+/* the fix-up and rounding shift of one accumulator vector (q4: the shifts, q5: scratch) */
+#define MCU_MVE_MATVEC2_SHIFT(q) \
+    "vand q5, " q ", q4\n\t" \
+    "vshr.s32 q5, q5, #31\n\t" \
+    "vqadd.s32 " q ", " q ", q5\n\t" \
+    "vrshl.s32 " q ", " q ", q4\n\t"
+/* a group's eight accumulators (r0 / r2 / r4 / r6 the first pixel's rows 0-3, r8 / r10 / r12 / lr
+   the second's) plus the bias, requantized and stored; the flags: groups left */
+#define MCU_MVE_MATVEC2_REQUANTIZE \
+    "vmov q2[2], q2[0], r0, r4\n\t" \
+    "vmov q2[3], q2[1], r2, r6\n\t" \
+    "vmov q3[2], q3[0], r8, r12\n\t" \
+    "vmov q3[3], q3[1], r10, lr\n\t" \
+    "ldm sp, {r0, r2, r4, r6, r8, r10, r12}\n\t" \
+    "vldrw.32 q4, [r0], #16\n\t" \
+    "vadd.i32 q2, q2, q4\n\t" \
+    "vadd.i32 q3, q3, q4\n\t" \
+    "vldrw.32 q4, [r2], #16\n\t" \
+    "vqrdmulh.s32 q2, q2, q4\n\t" \
+    "vqrdmulh.s32 q3, q3, q4\n\t" \
+    "vldrw.32 q4, [r8], #16\n\t" \
+    MCU_MVE_MATVEC2_SHIFT("q2") \
+    MCU_MVE_MATVEC2_SHIFT("q3") \
+    "vadd.i32 q2, q2, r12\n\t" \
+    "vadd.i32 q3, q3, r12\n\t" \
+    "vmax.s32 q2, q2, q6\n\t" \
+    "vmax.s32 q3, q3, q6\n\t" \
+    "vmin.s32 q2, q2, q7\n\t" \
+    "vmin.s32 q3, q3, q7\n\t" \
+    "vstrb.32 q2, [r4], #4\n\t" \
+    "vstrb.32 q3, [r6], #4\n\t" \
+    "subs r10, r10, #1\n\t" \
+    "stm sp, {r0, r2, r4, r6, r8, r10}\n\t"
+#define MCU_MVE_MATVEC2_CLOBBERS \
+    "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc"
+
+/** Two pixels' outputs out0[j], out0[n + j] for the first 4 * (n / 4) rows (n >= 4, every shift <=
+    0, any k >= 16: a run-time value; st: mcu_cmsis_mve_any_layer), the whole channel loop one
+    assembly block that keeps its state on the stack (every register is taken in the k loop): per
+    group of four rows a loop of sixteen values a step (eight accumulators, the first step's VMLADAV
+    starts them at zero, k % 16 values past the steps loaded under a VCTP predicate, nothing read past
+    either pixel), then the bias added and the two vectors requantized as in
+    mcu_cmsis_mve_requantize_right. A function of its own: four arguments, nothing live around it. */
+static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0, const int8_t *x1, int8_t *out0,
+                                                                const int32_t *st)
+{
+    int32_t left; /* the values left after the first step */
+#define MCU_MVE_MATVEC2_ANY_STEP(acc) \
     "vld20.8 {q2, q3}, [%[w0]]\n\t" \
     "vld21.8 {q2, q3}, [%[w0]]!\n\t" \
     "vld20.8 {q4, q5}, [%[w1]]\n\t" \
@@ -465,41 +500,80 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_dot2x4_any(const
     "vmladav" acc ".s8 r12, q1, q4\n\t" \
     "vmladav" acc ".s8 r6, q0, q5\n\t" \
     "vmladav" acc ".s8 lr, q1, q5\n\t"
-#define MCU_MVE_DOT2X4_ANY_ASM \
-    "vldrb.8 q0, [%[x0]], #16\n\t" \
-    "vldrb.8 q1, [%[x1]], #16\n\t" \
-    MCU_MVE_DOT2X4_ANY_STEP("") \
-    "subs %[n], %[n], #16\n\t" \
-    "blt 2f\n" \
-    "1:\n\t" \
-    "vldrb.8 q0, [%[x0]], #16\n\t" \
-    "vldrb.8 q1, [%[x1]], #16\n\t" \
-    MCU_MVE_DOT2X4_ANY_STEP("a") \
-    "subs %[n], %[n], #16\n\t" \
-    "bge 1b\n" \
-    "2:\n\t" \
-    "adds %[n], %[n], #16\n\t" /* k % 16 */ \
-    "beq 3f\n\t" \
-    "vctp.8 %[n]\n\t" \
-    "vpstt\n\t" \
-    "vldrbt.8 q0, [%[x0]]\n\t" \
-    "vldrbt.8 q1, [%[x1]]\n\t" \
-    MCU_MVE_DOT2X4_ANY_STEP("a") \
-    "3:\n\t" \
-    "vmov q2[2], q2[0], r0, r4\n\t" \
-    "vmov q2[3], q2[1], r2, r6\n\t" \
-    "vmov q3[2], q3[0], r8, r12\n\t" \
-    "vmov q3[3], q3[1], r10, lr"
-    __asm__ volatile(MCU_MVE_DOT2X4_ANY_ASM
-                     : "=&w"(r0), "=&w"(r1), [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w), [w1] "+r"(w1), [n] "+r"(n)
+    __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "4:\n\t"
+                     "vldrb.8 q0, [%[x0]], #16\n\t"
+                     "vldrb.8 q1, [%[x1]], #16\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("")
+                     "subs %[n], %[n], #16\n\t"
+                     "blt 2f\n"
+                     "1:\n\t"
+                     "vldrb.8 q0, [%[x0]], #16\n\t"
+                     "vldrb.8 q1, [%[x1]], #16\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("a")
+                     "subs %[n], %[n], #16\n\t"
+                     "bge 1b\n"
+                     "2:\n\t"
+                     "adds %[n], %[n], #16\n\t" /* k % 16 */
+                     "beq 3f\n\t"
+                     "vctp.8 %[n]\n\t"
+                     "vpstt\n\t"
+                     "vldrbt.8 q0, [%[x0]]\n\t"
+                     "vldrbt.8 q1, [%[x1]]\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("a")
+                     "3:\n\t"
+                     MCU_MVE_MATVEC2_REQUANTIZE
+                     /* the next group: its pairs follow the second pair (the pointers walked one pair each) */
+                     "sub lr, %[w1], %[w0]\n\t"
+                     "mov %[w0], %[w1]\n\t"
+                     "add %[w1], %[w1], lr\n\t"
+                     "ldrd %[x0], %[x1], [sp, #28]\n\t"
+                     "ldr %[n], [sp, #36]\n\t"
+                     "bne 4b\n\t"
+                     "add sp, sp, #40"
+                     : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
                      :
-                     : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q4", "q5", "memory", "cc");
-#undef MCU_MVE_DOT2X4_ANY_STEP
-#undef MCU_MVE_DOT2X4_ANY_ASM
-    const int32x4_t b = vldrwq_s32(bias);
-    *out0 = vaddq_s32(r0, b);
-    *out1 = vaddq_s32(r1, b);
+                     : MCU_MVE_MATVEC2_CLOBBERS);
+#undef MCU_MVE_MATVEC2_ANY_STEP
 }
+
+/** mcu_cmsis_mve_matvec2_any for k = 8: the two pixels widened once (VLDRB.S16, into q0 / q1 for
+    every group), a pair's sixteen bytes split into its two rows as int16 by VMOVLB / VMOVLT,
+    VMLADAV.S16 over eight lanes. */
+static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_k8(const int8_t *x0, const int8_t *x1, int8_t *out0,
+                                                               const int32_t *st)
+{
+    int32_t left; /* unused here: the frame's word 9 */
+    __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "vldrb.s16 q0, [%[x0]]\n\t"
+                     "vldrb.s16 q1, [%[x1]]\n"
+                     "4:\n\t"
+                     "vldrb.8 q2, [%[w0]], #32\n\t"
+                     "vmovlb.s8 q3, q2\n\t"
+                     "vmovlt.s8 q2, q2\n\t"
+                     "vldrb.8 q4, [%[w0]], #32\n\t"
+                     "vmladav.s16 r0, q0, q3\n\t"
+                     "vmladav.s16 r8, q1, q3\n\t"
+                     "vmovlb.s8 q5, q4\n\t"
+                     "vmladav.s16 r2, q0, q2\n\t"
+                     "vmladav.s16 r10, q1, q2\n\t"
+                     "vmovlt.s8 q4, q4\n\t"
+                     "vmladav.s16 r4, q0, q5\n\t"
+                     "vmladav.s16 r12, q1, q5\n\t"
+                     "vmladav.s16 r6, q0, q4\n\t"
+                     "vmladav.s16 lr, q1, q4\n\t"
+                     MCU_MVE_MATVEC2_REQUANTIZE
+                     "bne 4b\n\t"
+                     "add sp, sp, #40"
+                     /* VLDRB.S16 takes a low base register: "l" for the pixels */
+                     : [x0] "+l"(x0), [x1] "+l"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
+                     :
+                     : MCU_MVE_MATVEC2_CLOBBERS);
+}
+#undef MCU_MVE_MATVEC2_FRAME
+#undef MCU_MVE_MATVEC2_SHIFT
+#undef MCU_MVE_MATVEC2_REQUANTIZE
+#undef MCU_MVE_MATVEC2_CLOBBERS
 
 /** The last n (1 to 3) rows of two pixels' outputs, a weight pair at a time from w: per sixteen
     values two inputs, one pair (VLD20 / VLD21) and four VMLADAVA in a tail-predicated loop. */
@@ -541,8 +615,9 @@ static __attribute__((noinline)) void mcu_cmsis_mve_rows_tail(const int8_t *x0, 
 }
 
 /** Two pixels' outputs (every shift <= 0; n a multiple of 4 and k a compile-time constant of
-    mcu_cmsis_mve_dot2x4_k, or with `any` (a compile-time constant) any n and any k >= 16:
-    mcu_cmsis_mve_dot2x4_any, the last n % 4 rows by mcu_cmsis_mve_rows_tail). */
+    mcu_cmsis_mve_dot2x4_k, or with `any` (the layer's mcu_cmsis_mve_any_layer, else NULL: a
+    compile-time constant) any n and any k >= 16: mcu_cmsis_mve_matvec2_any, the last n % 4 rows by
+    mcu_cmsis_mve_rows_tail; out1 is out0 + n). */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
                                                                           const int8_t *weights, int32_t n,
                                                                           const int32_t *bias,
@@ -550,17 +625,22 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
                                                                           const int32_t *shift, int32_t out_offset,
                                                                           int32x4_t lo, int32x4_t hi, int8_t *out0,
                                                                           int8_t *out1, const int32_t k,
-                                                                          const int any)
+                                                                          const int32_t *any)
 {
     const int32_t stride = mcu_cmsis_mve_pair_stride(k);
     int32_t j = 0;
-    for (; j + 4 <= n; j += 4, weights += 2 * stride) {
-        int32x4_t a0, a1;
-        if (any) {
-            mcu_cmsis_mve_dot2x4_any(x0, x1, weights, bias + j, &a0, &a1, k);
-        } else {
-            mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k);
+    if (any != NULL) {
+        j = n & ~3;
+        if (j > 0 && __builtin_constant_p(k) && k == 8) {
+            mcu_cmsis_mve_matvec2_k8(x0, x1, out0, any);
+        } else if (j > 0) {
+            mcu_cmsis_mve_matvec2_any(x0, x1, out0, any);
         }
+        weights += (j >> 1) * stride;
+    }
+    for (; !any && j + 4 <= n; j += 4, weights += 2 * stride) {
+        int32x4_t a0, a1;
+        mcu_cmsis_mve_dot2x4_k(x0, x1, weights, bias + j, &a0, &a1, k);
         const int32x4_t s = vldrwq_s32(shift + j), m = vldrwq_s32(multiplier + j);
         a0 = vqrdmulhq_s32(a0, m);
         a1 = vqrdmulhq_s32(a1, m);
@@ -579,7 +659,7 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
 #if !defined(__NO_INLINE__)
 /** Convolution of output pixels [first, end), two at a time: their columns one after the other in
     scratch (k >= 16, the plain layout, every shift <= 0) through
-    mcu_cmsis_mve_dot2x4_any; an odd last pixel alone. */
+    mcu_cmsis_mve_matvec2_any; an odd last pixel alone. */
 static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis_conv_params *p, const int8_t *input,
                                                                  const int8_t *weights, const int32_t *bias,
                                                                  const int32_t *multiplier, const int32_t *shift,
@@ -590,6 +670,8 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
     const int32_t out_w = p->out_w, out_c = p->out_c;
     const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
     const int32x4_t lo = vdupq_n_s32(o.act_min), hi = vdupq_n_s32(o.act_max);
+    int32_t st[11];
+    mcu_cmsis_mve_any_layer(st, weights, k, out_c, bias, multiplier, shift, &o);
     int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
     int32_t n = first;
     for (; n + 2 <= end; n += 2, output += 2 * out_c) {
@@ -602,7 +684,7 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
             ox = 0, oy++;
         }
         mcu_cmsis_mve_matvec2_k(scratch, scratch + k, weights, out_c, bias, multiplier, shift, o.offset, lo, hi,
-                                output, output + out_c, k, 1);
+                                output, output + out_c, k, st);
     }
     if (n < end) {
         mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
@@ -661,6 +743,11 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
     const int32_t sw = p->stride_w, sh = p->stride_h;
     const int32_t out_offset = p->output_offset;
     const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max);
+    const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
+    int32_t st[11];
+    if (any) {
+        mcu_cmsis_mve_any_layer(st, weights, k, out_c, bias, multiplier, shift, &o);
+    }
     int32_t n = 0;
     for (; n + 2 <= pixels; n += 2) {
         const int32_t oy0 = n / out_w, ox0 = n - oy0 * out_w;
@@ -672,10 +759,9 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
             x1 = x0 + k;
         }
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
-                                output + n * out_c, output + (n + 1) * out_c, k, any);
+                                output + n * out_c, output + (n + 1) * out_c, k, any ? st : NULL);
     }
     if (n < pixels) {
-        const mcu_cmsis_mve_out o = {p->output_offset, p->act_min, p->act_max};
         const int32_t oy = n / out_w, ox = n - oy * out_w;
         const int8_t *x = mcu_cmsis_1x1_mve_source(input + (oy * sh * in_w + ox * sw) * k, 1, k, buf);
         mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, 0);
@@ -729,10 +815,10 @@ static __attribute__((noinline, unused)) void mcu_cmsis_conv2d_1x1_s8_mve(const 
         return;
     }
 #if !defined(__NO_INLINE__) /* k must be a compile-time constant: not at -O0 */
-    if (p->out_c % 4 == 0) { /* k unrolled: 8, 16, 32, 64, 128, 256 */
+    if (p->out_c % 4 == 0) { /* k unrolled: 16, 32, 64, 128, 256; 8: mcu_cmsis_mve_matvec2_k8 */
         switch (p->in_c) {
         case 8:
-            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 0);
+            mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 8, 1);
             return;
         case 16:
             mcu_cmsis_conv2d_1x1_mve_pairs(p, input, weights, bias, multiplier, shift, output, buf, 16, 0);

@@ -6,8 +6,8 @@
  * rows two output channels per step (mcu_cmsis_pair_dsp.h); stride 1 with in_c % 4 == 0 and the
  * fast requantization: the whole blocks through dense_blocks.
  *
- * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 8, 16, 32, 64,
- * 128 or 256 two pixels x four output channels per step, the channel loop unrolled; any other
+ * MVE path: mcu_cmsis_gemm_mve.h (VMLADAVA over sixteen input channels; with in_c 16, 32, 64,
+ * 128 or 256 two pixels x four output channels per step, the channel loop unrolled; in_c 8 and any other
  * in_c > 16 of the plain layout the same in a loop); the wide pair
  * layout (C lowered for the DSP ISA, which no Helium kernel reads) through the plain loop.
  *
