@@ -580,6 +580,10 @@ CASES = {
     "fc_1x48x5_relu6": lambda r: fc(r, 1, 48, 5, act="RELU6"),
     "fc_1x32x7_relu": lambda r: fc(r, 1, 32, 7, act="RELU", per_channel=True),
     "fc_1x16x1": lambda r: fc(r, 1, 16, 1),
+    # depths off a multiple of sixteen: up to 64 the row zero-padded on the stack (fc_groups_padded)
+    "fc_1x8x12_relu": lambda r: fc(r, 1, 8, 12, act="RELU"),
+    "fc_1x61x9_relu6": lambda r: fc(r, 1, 61, 9, act="RELU6", per_channel=True),
+    "fc_1x65x8": lambda r: fc(r, 1, 65, 8),
     # pools: partial windows, large windows (over 256 elements: the 32-bit sum path), clamps
     "avg_3x3_s1_same_c7": lambda r: pool(r, "average_pool_2d", (6, 5), 7, (3, 3), (1, 1)),
     "avg_2x2_s2_same_odd_c8": lambda r: pool(r, "average_pool_2d", (7, 7), 8, (2, 2), (2, 2)),

@@ -7,8 +7,8 @@
  * heads (the exported function a frameless dispatcher, the other paths in fc_rows):
  *   - DSP: per four inputs the input word is split once by SXTB16 / SXTB16 ROR #8 into (x0, x2) and
  *     (x1, x3), each unit's word likewise into (w0, w2) and (w1, w3), two SMLAD per unit. Where the
- *     records are proven and the depth is a multiple of sixteen, every whole group of four runs in
- *     one assembly loop (fc_groups: biases, sixteen inputs per iteration, the four records' LSL,
+ *     records are proven and the depth is a multiple of sixteen (or at most 64: the row copied to the
+ *     stack, zero-padded to whole chunks), every whole group of four runs in one assembly loop (fc_groups: biases, sixteen inputs per iteration, the four records' LSL,
  *     SMMLAR, ADD, ASR, SSAT, the clamp only where it is not the whole int8 range, the stores; the
  *     accumulators never leave registers); else, and for a short last group, fc_dot: two units then
  *     one per assembly loop, the last depth % 16 inputs in C (a tail of depth % 4 read byte by byte,
@@ -354,10 +354,27 @@ static const int8_t *fc_groups(const int8_t *x, int32_t chunks, const int8_t *w,
                      : "memory", "cc");
     return wp + 4;
 }
+
+/* The longest row fc_groups_padded copies (bytes of stack). */
+#define FC_PAD_MAX 64
+
+/** fc_groups for a row whose depth (at most FC_PAD_MAX) is not a multiple of sixteen: the row copied
+    to the stack and zero-padded to whole chunks, whose weights are zeros there (the group layout's
+    padding), so no input is read past the row. */
+static __attribute__((noinline)) const int8_t *fc_groups_padded(const int8_t *x, int32_t depth, const int8_t *w,
+                                                                const int32_t *bias, const int32_t *rq, int8_t *out,
+                                                                int32_t groups, int32_t lo, int32_t hi)
+{
+    int32_t row[FC_PAD_MAX / 4];
+    memset(row, 0, sizeof row);
+    memcpy(row, x, (size_t)depth);
+    return fc_groups((const int8_t *)row, (depth + 15) >> 4, w, bias, rq, out, groups, lo, hi);
+}
 #endif
 
 /** One input row times every unit (group layout): where the records are proven and the depth a
-    multiple of sixteen, the whole groups of four through fc_groups; the rest (a short last group of
+    multiple of sixteen (or at most FC_PAD_MAX: fc_groups_padded), the whole groups of four through
+    fc_groups; the rest (a short last group of
     one to three units, other depths, no proof) group by group through fc_dot, requantized in C. */
 static inline __attribute__((always_inline)) void fc_matvec(const mcu_cmsis_fc_params *p, const int8_t *x,
                                                 const int8_t *weights, const int32_t *bias,
@@ -371,8 +388,10 @@ static inline __attribute__((always_inline)) void fc_matvec(const mcu_cmsis_fc_p
     const int mode = rq == NULL ? MCU_PAIR_GENERAL : MCU_PAIR_FAST_CLAMP;
     int32_t u = 0;
 #if MCU_PAIR_ASM
-    if (rq != NULL && (depth & 15) == 0 && units >= 4) {
-        weights = fc_groups(x, depth >> 4, weights, bias, rq, out, units >> 2, o->act_min, o->act_max);
+    if (rq != NULL && units >= 4 && ((depth & 15) == 0 || depth <= FC_PAD_MAX)) {
+        weights = (depth & 15) == 0
+                      ? fc_groups(x, depth >> 4, weights, bias, rq, out, units >> 2, o->act_min, o->act_max)
+                      : fc_groups_padded(x, depth, weights, bias, rq, out, units >> 2, o->act_min, o->act_max);
         u = units & ~3;
     }
 #endif
