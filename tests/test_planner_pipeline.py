@@ -236,11 +236,15 @@ def _offset_layers(compiled) -> list[int]:
 
 def test_the_isa_reaches_the_lowering():
     """Options.isa reaches the cmsis-nn lowering: only the DSP ISA (the default) takes the offset
-    and wide pair layouts, Helium and plain C keep the plain one; an unknown ISA is refused."""
-    flags = {isa: _offset_layers(compile_model(MLPERF_MODELS["kws"], Options(isa=isa))) for isa in ISAS}
+    and wide pair layouts, Helium and plain C keep the plain one (Helium takes KWS's one-input-channel
+    first conv through the depthwise kernel's table path instead); an unknown ISA is refused."""
+    compiled = {isa: compile_model(MLPERF_MODELS["kws"], Options(isa=isa)) for isa in ISAS}
+    flags = {isa: _offset_layers(c) for isa, c in compiled.items()}
     assert DEFAULT_ISA == "dsp" and _offset_layers(compile_model(MLPERF_MODELS["kws"])) == flags["dsp"]
     assert flags["dsp"] == [2, 1, 1, 1, 1]  # the first conv (K = 40 < 48) wide, the 1x1 layers offset
-    assert flags["mve"] == flags["plain"] == [0] * 5
+    assert flags["plain"] == [0] * 5 and flags["mve"] == [0] * 4
+    first = {isa: c.program.bindings[0].kernel.function for isa, c in compiled.items()}
+    assert first == {"dsp": "mcu_cmsis_conv2d_s8", "plain": "mcu_cmsis_conv2d_s8", "mve": "mcu_cmsis_dwconv2d_s8"}
     with pytest.raises(McuforgeError, match="unknown ISA 'neon'"):
         compile_model(MLPERF_MODELS["ad"], Options(isa="neon"))
 
@@ -254,7 +258,8 @@ def test_the_board_decides_the_isa(cli, tmp_path, monkeypatch):
         proc = cli("compile", MLPERF_MODELS["kws"], "-o", out, *(("--board", board) if board else ()))
         assert proc.returncode == 0, proc.stderr
         texts[board] = (out / "model.c").read_text()
-    assert ".pair_offset = 1" not in texts["mps3-an547"] and texts["mps3-an547"].count(".pair_offset = 0") == 5
+    # on the M55 the first conv (one input channel) takes the depthwise kernel: four pair layers
+    assert ".pair_offset = 1" not in texts["mps3-an547"] and texts["mps3-an547"].count(".pair_offset = 0") == 4
     assert texts["mps2-an386"].count(".pair_offset = 1") == 4 and texts[None] == texts["mps2-an386"]
 
     import mcuforge.driver

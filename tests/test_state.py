@@ -116,7 +116,7 @@ def test_board_ram_check_counts_the_state():
     compiled = compile_model(MODELS / "svdf_kws_two_layers.tflite")
     need = compiled.arena.arena_bytes + compiled.arena.state_bytes + 1024
     board = SimpleNamespace(name="tiny", stack_size=1024, ram=SimpleNamespace(size=need - 1),
-                            flash=SimpleNamespace(size=1 << 20))
+                            flash=SimpleNamespace(size=1 << 20), flash_capacity=1 << 20)
     with pytest.raises(McuforgeError, match=f"arena \\+ {compiled.arena.state_bytes:,} B of state"):
         check_fits(compiled, board)
     check_fits(compiled, replace_ram(board, need))
