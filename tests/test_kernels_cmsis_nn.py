@@ -66,8 +66,8 @@ REQUANT_PROGRAM = r"""
 int main(void) {
     long x, m; int s;
     while (scanf("%ld %ld %d", &x, &m, &s) == 3) {
-        if (mcu_cmsis_requantize((int32_t)x, (int32_t)m, s) != mcu_requantize((int32_t)x, (int32_t)m, s)) {
-            printf("x=%ld m=%ld s=%d: %d, portable %d\n", x, m, s, (int)mcu_cmsis_requantize((int32_t)x, (int32_t)m, s),
+        if (mcu_requantize_q31((int32_t)x, (int32_t)m, s) != mcu_requantize((int32_t)x, (int32_t)m, s)) {
+            printf("x=%ld m=%ld s=%d: %d, portable %d\n", x, m, s, (int)mcu_requantize_q31((int32_t)x, (int32_t)m, s),
                    (int)mcu_requantize((int32_t)x, (int32_t)m, s));
         }
     }
@@ -78,7 +78,7 @@ int main(void) {
 
 @needs_gcc
 def test_fast_requantize_equals_portable_requantize(tmp_path):
-    """mcu_cmsis_requantize (one SMLAL, 32-bit masks) == mcu_requantize (mcuforge_fixedpoint.h, the
+    """mcu_requantize_q31 (one SMLAL, 32-bit masks) == mcu_requantize (mcuforge_fixedpoint.h, the
     portable C form of TFLM's MultiplyByQuantizedMultiplier) for every non-negative
     multiplier, shift in [-31, 30], and any int32 accumulator, edge values included."""
     src = tmp_path / "t.c"

@@ -295,18 +295,11 @@ void mcu_cmsis_mul_s8(const mcu_cmsis_mul_params *p, const int8_t *input1, const
 void mcu_cmsis_softmax_s8(const mcu_cmsis_softmax_params *p, const int8_t *input, const int32_t *exp_table,
                           int8_t *output);
 
-/** TFLM's MultiplyByQuantizedMultiplier(x, multiplier, shift) for multiplier in [0, 2^31): see
-    mcu_requantize_q31 (mcuforge_fixedpoint.h). */
-static inline int32_t mcu_cmsis_requantize(int32_t x, int32_t multiplier, int32_t shift)
-{
-    return mcu_requantize_q31(x, multiplier, shift);
-}
-
 /** requantize(acc) + output_offset, clamped to [act_min, act_max]: the common epilogue. */
 static inline int8_t mcu_cmsis_requantize_s8(int32_t acc, int32_t multiplier, int32_t shift, int32_t output_offset,
                                              int32_t act_min, int32_t act_max)
 {
-    int32_t v = mcu_cmsis_requantize(acc, multiplier, shift) + output_offset;
+    int32_t v = mcu_requantize_q31(acc, multiplier, shift) + output_offset;
     v = v < act_min ? act_min : v;
     v = v > act_max ? act_max : v;
     return (int8_t)v;

@@ -58,8 +58,8 @@ void mcu_cmsis_add_s8(const mcu_cmsis_add_params *p, const int8_t *input1, const
     const int32_t out_mult = p->output_multiplier, out_shift = p->output_shift, out_offset = p->output_offset;
     const int32_t act_min = p->act_min, act_max = p->act_max;
     for (int32_t i = 0; i < size; i++) {
-        const int32_t a = mcu_cmsis_requantize((input1[i] + offset1) * scale, mult1, shift1);
-        const int32_t b = mcu_cmsis_requantize((input2[i] + offset2) * scale, mult2, shift2);
+        const int32_t a = mcu_requantize_q31((input1[i] + offset1) * scale, mult1, shift1);
+        const int32_t b = mcu_requantize_q31((input2[i] + offset2) * scale, mult2, shift2);
         output[i] = mcu_cmsis_requantize_s8(a + b, out_mult, out_shift, out_offset, act_min, act_max);
     }
 }
