@@ -172,6 +172,8 @@ def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", bu
             trial = attempt(keep - {step})
             if trial.arena_bytes <= best.arena_bytes:
                 best, keep = trial, keep - {step}
+        if mode == "balanced" and keep and budget < min(cost({s}) for s in keep):
+            keep, best = set(), arena  # the budget affords none of them: the loop below would drop all
         while mode == "balanced" and cost(keep) > budget:  # drop the one whose loss grows the arena least
             best, step = min(((attempt(keep - {s}), s) for s in sorted(keep)),
                              key=lambda t: (t[0].arena_bytes, -cost({t[1]})))

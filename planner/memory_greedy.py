@@ -95,7 +95,8 @@ def improving(problem: Problem, iterations: int = IMPROVING_ITERATIONS, seed: in
         new_offsets = offsets[:]
         for b in new_order[start:]:
             new_offsets[b] = -1
-        problem.place(new_order[start:], new_offsets)
+        if problem.place(new_order[start:], new_offsets, cap=arena) is None:
+            continue  # some block ends above the current arena: the order is worse, rejected
         new_arena = problem.arena(new_offsets)
         if new_arena <= arena:
             order, offsets, arena = new_order, new_offsets, new_arena

@@ -80,28 +80,30 @@ class Problem:
         (found by a gap scan over them sorted by offset, as TFLM's greedy planner does), or, for each
         placed InPlace partner, the lowest base within the range it allows that overlaps no other
         placed conflicting block (the same scan without the partner); both kinds are tried."""
-        x = self._scan(b, offsets, self._phase[b], -1)
+        extent = self._extent
+        if not extent[b]:
+            return self._phase[b]
+        # the placed conflicting blocks by offset, scanned once per kind of base below
+        busy = sorted([(offsets[c], offsets[c] + extent[c], c) for c in self.conflicts[b]
+                       if offsets[c] >= 0 and extent[c]])
+        x = self._scan(b, busy, self._phase[b], -1)
         for c, ranges in self.shares[b].items():
             o = offsets[c]
             if o < 0:
                 continue
             for lo, hi in sorted(ranges):
                 start = max(0, int(o + lo) if lo != float("-inf") else 0)
-                y = self._scan(b, offsets, self.blocks[b].align_up(start), c)
+                y = self._scan(b, busy, self.blocks[b].align_up(start), c)
                 if y < x and y <= o + hi and self.fits(b, y, offsets):
                     x = y
         return x
 
-    def _scan(self, b: int, offsets: Sequence[int], x: int, skip: int) -> int:
-        """The lowest base >= x (x aligned) overlapping no placed conflicting block but `skip`."""
-        extent = self._extent
-        size, modulus, phase = extent[b], self._modulus[b], self._phase[b]
-        if not size:
-            return x
-        busy = sorted([(offsets[c], offsets[c] + extent[c]) for c in self.conflicts[b]
-                       if offsets[c] >= 0 and extent[c] and c != skip])
-        for lo, hi in busy:
-            if hi <= x:
+    def _scan(self, b: int, busy: Sequence[tuple[int, int, int]], x: int, skip: int) -> int:
+        """The lowest base >= x (x aligned) overlapping none of the `busy` (start, end, block)
+        ranges, sorted, but block `skip`'s."""
+        size, modulus, phase = self._extent[b], self._modulus[b], self._phase[b]
+        for lo, hi, c in busy:
+            if hi <= x or c == skip:
                 continue
             if lo >= x + size:
                 break
@@ -121,14 +123,20 @@ class Problem:
                 return False
         return True
 
-    def place(self, order: Iterable[int], offsets: list[int] | None = None) -> list[int]:
+    def place(self, order: Iterable[int], offsets: list[int] | None = None, cap: int | None = None
+              ) -> list[int] | None:
         """Place the blocks of `order` one after another at their lowest fit; returns all bases.
 
-        `offsets` (modified in place) may hold blocks placed before; -1 marks an unplaced block."""
+        `offsets` (modified in place) may hold blocks placed before; -1 marks an unplaced block.
+        `cap`: give up (return None) as soon as a block ends above it, the arena then being larger
+        whatever the rest's places (a search rejecting such orders skips the rest of the work)."""
         if offsets is None:
             offsets = [-1] * len(self.blocks)
+        extent = self._extent
         for b in order:
             offsets[b] = self.lowest_fit(b, offsets)
+            if cap is not None and offsets[b] + extent[b] > cap:
+                return None
         return offsets
 
     def arena(self, offsets: Sequence[int]) -> int:
