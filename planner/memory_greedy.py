@@ -12,7 +12,7 @@ from collections.abc import Callable
 from .memory_problem import Problem
 
 # The improving search: how many perturbations it tries, and its fixed seed (deterministic output).
-IMPROVING_ITERATIONS = 300
+IMPROVING_ITERATIONS = 1200
 IMPROVING_SEED = 20240611
 
 

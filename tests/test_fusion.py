@@ -192,3 +192,17 @@ def test_fused_plans_on_qemu_with_guard_bytes(path, board):
     results = verify_board(compiled, sets, board, isolate=False, guard=True)
     bad = [f"input {r.index}: {m}" for r in results for m in r.mismatches]
     assert not bad, "\n".join(bad)
+
+
+def test_fusion_search_plans_a_bounded_number_of_times(monkeypatch):
+    """VWW built for Helium (balanced): the fusion search plans each candidate once, and a plan
+    whose budget affords no costly overlap skips the one-at-a-time drop loop (it would drop them
+    all: O(n^2) plans; 591 plans in all before, about 7 s). Bounded by count, not time."""
+    import mcuforge.planner.arena as arena
+
+    plans = []
+    plan = arena._plan
+    monkeypatch.setattr(arena, "_plan", lambda *a, **k: plans.append(1) or plan(*a, **k))
+    compiled = compile_model(MLPERF_MODELS["vww"], Options(isa="mve"))
+    assert 0 < len(plans) <= 60
+    assert compiled.arena.arena_bytes == 38_324

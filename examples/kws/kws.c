@@ -29,8 +29,8 @@ _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 6: scrat
 _Static_assert((MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) > MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES(136, 7, 64) ? MCU_CMSIS_DWCONV2D_S8_LINES_SCRATCH_BYTES(3, 3, 1, 25, 1, 1, 64) : MCU_CMSIS_DWCONV2D_S8_RING_SCRATCH_BYTES(136, 7, 64)) <= 964, "layer 7: scratch smaller than the kernel needs");
 _Static_assert(MCU_CMSIS_CONV2D_1X1_S8_SCRATCH_BYTES(64) <= 384, "layer 8: scratch smaller than the kernel needs");
 
-static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 7492 };
-static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 12 };
+static const uint32_t kws_input_offsets[KWS_NUM_INPUTS] = { 284 };
+static const uint32_t kws_output_offsets[KWS_NUM_OUTPUTS] = { 0 };
 
 void kws_set_arena(uint8_t *arena) { kws_arena = arena; }
 void kws_set_profiler(void (*hook)(int layer)) { kws_profiler = hook; }
@@ -74,9 +74,9 @@ int kws_run_io(const int8_t *input0, int8_t *output0)
     if (kws_arena == NULL) {
         return KWS_ERR_NO_ARENA;
     }
-    memcpy(kws_arena + 7492, input0, 490u);
+    memcpy(kws_arena + 284, input0, 490u);
     const int status = kws_run();
-    memcpy(output0, kws_arena + 12, 12u);
+    memcpy(output0, kws_arena + 0, 12u);
     return status;
 }
 
@@ -101,8 +101,8 @@ int kws_run(void)
             .input_offset = -83, .output_offset = -128,
             .act_min = -128, .act_max = 127, .pair_offset = 2, .chunk = 0,
         };
-        mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 7492), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
-                       kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));
+        mcu_cmsis_conv2d_s8(&params, (const int8_t *)(arena + 284), kws_l0_weights, kws_l0_bias, kws_l0_multiplier,
+                       kws_l0_shift, kws_l0_rq, (int16_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 1: #1 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_1/Relu;functional_1/batch_normalization_1/FusedBatchNormV3;functional_1/depthwise_conv2d/depthwise;functional_1/depthwise_conv2d/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(1);
@@ -116,9 +116,9 @@ int kws_run(void)
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0, .lag = 7,
         };
-        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l1_weights, kws_l1_bias, kws_l1_folded_bias,
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 964), kws_l1_weights, kws_l1_bias, kws_l1_folded_bias,
                        kws_l1_multiplier,
-                       kws_l1_shift, kws_l1_rq, (int32_t *)(arena + 8000), (int8_t *)(arena + 0));
+                       kws_l1_shift, kws_l1_rq, (int32_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 2: #2 CONV_2D conv_2d 'functional_1/activation_2/Relu;functional_1/batch_normalization_2/FusedBatchNormV3;functional_1/conv2d_1/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_1/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_1/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(2);
@@ -131,8 +131,8 @@ int kws_run(void)
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .pair_offset = 1, .chunk = 6,
         };
-        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 0), kws_l2_weights, kws_l2_bias, kws_l2_multiplier,
-                       kws_l2_shift, kws_l2_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));
+        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 964), kws_l2_weights, kws_l2_bias, kws_l2_multiplier,
+                       kws_l2_shift, kws_l2_rq, (int16_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 3: #3 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_3/Relu;functional_1/batch_normalization_3/FusedBatchNormV3;functional_1/depthwise_conv2d_1/depthwise;functional_1/depthwise_conv2d_1/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_1/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(3);
@@ -146,9 +146,9 @@ int kws_run(void)
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0, .lag = 7,
         };
-        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l3_weights, kws_l3_bias, kws_l3_folded_bias,
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 964), kws_l3_weights, kws_l3_bias, kws_l3_folded_bias,
                        kws_l3_multiplier,
-                       kws_l3_shift, kws_l3_rq, (int32_t *)(arena + 8000), (int8_t *)(arena + 0));
+                       kws_l3_shift, kws_l3_rq, (int32_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 4: #4 CONV_2D conv_2d 'functional_1/activation_4/Relu;functional_1/batch_normalization_4/FusedBatchNormV3;functional_1/conv2d_2/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_2/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_2/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(4);
@@ -161,8 +161,8 @@ int kws_run(void)
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .pair_offset = 1, .chunk = 6,
         };
-        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 0), kws_l4_weights, kws_l4_bias, kws_l4_multiplier,
-                       kws_l4_shift, kws_l4_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));
+        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 964), kws_l4_weights, kws_l4_bias, kws_l4_multiplier,
+                       kws_l4_shift, kws_l4_rq, (int16_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 5: #5 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_5/Relu;functional_1/batch_normalization_5/FusedBatchNormV3;functional_1/depthwise_conv2d_2/depthwise;functional_1/depthwise_conv2d_2/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_2/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(5);
@@ -176,9 +176,9 @@ int kws_run(void)
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0, .lag = 7,
         };
-        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l5_weights, kws_l5_bias, kws_l5_folded_bias,
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 964), kws_l5_weights, kws_l5_bias, kws_l5_folded_bias,
                        kws_l5_multiplier,
-                       kws_l5_shift, kws_l5_rq, (int32_t *)(arena + 8000), (int8_t *)(arena + 0));
+                       kws_l5_shift, kws_l5_rq, (int32_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 6: #6 CONV_2D conv_2d 'functional_1/activation_6/Relu;functional_1/batch_normalization_6/FusedBatchNormV3;functional_1/conv2d_3/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_3/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/conv2d_3/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(6);
@@ -191,8 +191,8 @@ int kws_run(void)
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .pair_offset = 1, .chunk = 6,
         };
-        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 0), kws_l6_weights, kws_l6_bias, kws_l6_multiplier,
-                       kws_l6_shift, kws_l6_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));
+        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 964), kws_l6_weights, kws_l6_bias, kws_l6_multiplier,
+                       kws_l6_shift, kws_l6_rq, (int16_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 7: #7 DEPTHWISE_CONV_2D depthwise_conv_2d 'functional_1/activation_7/Relu;functional_1/batch_normalization_7/FusedBatchNormV3;functional_1/depthwise_conv2d_3/depthwise;functional_1/depthwise_conv2d_3/BiasAdd;functional_1/conv2d_4/Conv2D;functional_1/depthwise_conv2d_3/BiasAdd/ReadVariableOp/resource1' -> cmsis-nn mcu_cmsis_dwconv2d_s8 */
     if (kws_profiler) kws_profiler(7);
@@ -206,9 +206,9 @@ int kws_run(void)
             .input_offset = 128, .output_offset = -128,
             .act_min = -128, .act_max = 127, .band_rows = 0, .lag = 7,
         };
-        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 0), kws_l7_weights, kws_l7_bias, kws_l7_folded_bias,
+        mcu_cmsis_dwconv2d_s8(&params, (const int8_t *)(arena + 964), kws_l7_weights, kws_l7_bias, kws_l7_folded_bias,
                        kws_l7_multiplier,
-                       kws_l7_shift, kws_l7_rq, (int32_t *)(arena + 8000), (int8_t *)(arena + 0));
+                       kws_l7_shift, kws_l7_rq, (int32_t *)(arena + 0), (int8_t *)(arena + 964));
     }
     /* layer 8: #8 CONV_2D conv_2d 'functional_1/activation_8/Relu;functional_1/batch_normalization_8/FusedBatchNormV3;functional_1/conv2d_4/BiasAdd/ReadVariableOp/resource;functional_1/conv2d_4/BiasAdd;functional_1/conv2d_4/Conv2D1' -> cmsis-nn mcu_cmsis_conv2d_1x1_s8 */
     if (kws_profiler) kws_profiler(8);
@@ -219,10 +219,10 @@ int kws_run(void)
             .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
             .dil_h = 1, .dil_w = 1, .pad_top = 0, .pad_left = 0,
             .input_offset = 128, .output_offset = -128,
-            .act_min = -128, .act_max = 127, .pair_offset = 1, .chunk = 6,
+            .act_min = -128, .act_max = 127, .pair_offset = 1, .chunk = 0,
         };
-        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 0), kws_l8_weights, kws_l8_bias, kws_l8_multiplier,
-                       kws_l8_shift, kws_l8_rq, (int16_t *)(arena + 8000), (int8_t *)(arena + 0));
+        mcu_cmsis_conv2d_1x1_s8(&params, (const int8_t *)(arena + 964), kws_l8_weights, kws_l8_bias, kws_l8_multiplier,
+                       kws_l8_shift, kws_l8_rq, (int16_t *)(arena + 0), (int8_t *)(arena + 384));
     }
     /* layer 9: #9 AVERAGE_POOL_2D average_pool_2d 'functional_1/average_pooling2d/AvgPool' -> cmsis-nn mcu_cmsis_avg_pool2d_s8 */
     if (kws_profiler) kws_profiler(9);
@@ -234,7 +234,7 @@ int kws_run(void)
             .pad_top = 0, .pad_left = 0,
             .act_min = -128, .act_max = 127,
         };
-        mcu_cmsis_avg_pool2d_s8(&params, (const int8_t *)(arena + 0), (int8_t *)(arena + 8000));
+        mcu_cmsis_avg_pool2d_s8(&params, (const int8_t *)(arena + 384), (int8_t *)(arena + 0));
     }
     /* layer 10: #10 RESHAPE reshape 'functional_1/flatten/Reshape' -> c view */
     if (kws_profiler) kws_profiler(10);
@@ -246,9 +246,9 @@ int kws_run(void)
             .rows = 1, .depth = 64, .units = 12,
             .output_offset = 14, .act_min = -128, .act_max = 127,
         };
-        mcu_cmsis_fully_connected_s8(&params, (const int8_t *)(arena + 8000), kws_l11_weights, kws_l11_bias, kws_l11_multiplier,
+        mcu_cmsis_fully_connected_s8(&params, (const int8_t *)(arena + 0), kws_l11_weights, kws_l11_bias, kws_l11_multiplier,
                        kws_l11_shift, kws_l11_rq, (int16_t *)NULL,
-                       (int8_t *)(arena + 0));
+                       (int8_t *)(arena + 64));
     }
     /* layer 12: #12 SOFTMAX softmax 'Identity' -> cmsis-nn mcu_cmsis_softmax_s8 */
     if (kws_profiler) kws_profiler(12);
@@ -258,8 +258,8 @@ int kws_run(void)
             .input_multiplier = 1242899200, .input_left_shift = 24,
             .diff_min = -124,
         };
-        mcu_cmsis_softmax_s8(&params, (const int8_t *)(arena + 0), NULL,
-                       (int8_t *)(arena + 12));
+        mcu_cmsis_softmax_s8(&params, (const int8_t *)(arena + 64), NULL,
+                       (int8_t *)(arena + 0));
     }
     if (kws_profiler) kws_profiler(-1);
     return KWS_OK;
