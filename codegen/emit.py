@@ -35,6 +35,7 @@ from mcuforge.planner.fusion import FusedCall, parts
 from mcuforge.planner.kernel import KernelCall
 from mcuforge.planner.report import plan_json, plan_text
 from mcuforge.planner.target import get_target
+from mcuforge.planner.targets.cmsis_nn.paths import kernel_paths
 
 from mcuforge import __version__
 from mcuforge.codegen.fused import render_fused
@@ -257,7 +258,15 @@ def model_context(compiled, prefix: str, source: str) -> dict[str, Any]:
     return {**common, "arena_bytes": arena.arena_bytes, "state_bytes": arena.state_bytes,
             "states": _state_info(prog, arena), "inputs": _io_info(prog, arena, prog.inputs),
             "outputs": _io_info(prog, arena, prog.outputs), "layers": layers, "constants": constants,
-            "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0])}
+            "kernel_headers": sorted(headers), "kernel_sources": sorted(kernel_files(compiled)[0]),
+            "kernel_paths": selected_paths(compiled)}
+
+
+def selected_paths(compiled) -> list[str] | None:
+    """The kernels' run-time paths the model takes (mcu_cmsis_paths.h), for the build to compile
+    only those; None: every path (the C is lowered for an ISA without selectable paths)."""
+    paths = kernel_paths((b.kernel for b in compiled.program.bindings), compiled.isa)
+    return None if paths is None else list(paths)
 
 
 def _render_call(kc: KernelCall, params: Mapping[str, Any], ins: tuple[str, ...], out: str, scratch: str,
@@ -388,7 +397,7 @@ def emit(compiled, out_dir: str | Path, prefix: str = "model", source: str = "mo
     sources, headers = kernel_files(compiled)
     for name, path in sorted({**sources, **headers}.items()):
         out[f"kernels/{name}"] = path.read_bytes()
-    info = {"prefix": prefix, **plan_json(compiled), "model": Path(source).name}
+    info = {"prefix": prefix, **plan_json(compiled), "model": Path(source).name, "kernel_paths": ctx["kernel_paths"]}
     out["report.json"] = (json.dumps(info, indent=2) + "\n").encode()
     out["report.txt"] = (plan_text(info) + "\n").encode()
     if package:

@@ -118,7 +118,7 @@ def build_generated(src_dir: Path, board: Board, build_dir: Path, opt: str = "-O
         raise McuforgeError(f"build directory {build_dir} is inside {src_dir}: the build would add files to the "
                             "directory a firmware add_subdirectory()s; give one outside it")
     sources = sorted(src_dir.glob("*.c")) + sorted((src_dir / "kernels").glob("*.c"))
-    defines = guard_defines(report.prefix) if guard else ()
+    defines = (guard_defines(report.prefix) if guard else ()) + path_defines(report.info.get("kernel_paths"))
     progress(f"building {src_dir} for {board.name} (arm-none-eabi-gcc {opt}{', guard build' if guard else ''}) in "
              f"{build_dir}")
     fw = build_firmware(board, sources, [src_dir, src_dir / "kernels"], build_dir,
@@ -129,6 +129,14 @@ def build_generated(src_dir: Path, board: Board, build_dir: Path, opt: str = "-O
                             f"{board.ram.size:,} B")
     check_ram(fw, report.arena_bytes, static_stack_use(fw))
     return fw
+
+
+def path_defines(paths) -> tuple[str, ...]:
+    """Compile definitions carrying only the kernel paths the model takes (mcu_cmsis_paths.h);
+    none (every path) for a report without the list."""
+    if paths is None:
+        return ()
+    return ("MCU_PATHS_SELECTED", *(f"MCU_PATH_{name}=1" for name in paths))
 
 
 def guard_defines(prefix: str) -> tuple[str, ...]:

@@ -627,11 +627,11 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
     const int32_t over = (p->in_c & 3) ? (4 * words - row + p->in_c - 1) / p->in_c : 0; /* pixels read past a row */
     const struct window g = {p->dil_w == 1 ? p->in_w - p->k_w - over : -1, p->in_h - 1 - (p->k_h - 1) * p->dil_h,
                              row, p->dil_h * p->in_w * p->in_c, words};
-    const int direct = direct_3x3x3(p, &g);
+    const int direct = MCU_PATH_CONV_3X3X3 && direct_3x3x3(p, &g); /* mcu_cmsis_paths.h */
     struct mcu_pair_gemm gemm;
     mcu_pair_gemm_init(&gemm, &o, weights, k, bias, multiplier, shift, rq, col);
 #if MCU_PAIR_ASM
-    if (staged_3x3x3(p, &gemm)) { /* its whole blocks in a loop of their own, any short last one below */
+    if (MCU_PATH_CONV_3X3X3 && staged_3x3x3(p, &gemm)) { /* its whole blocks in a loop of their own, any short last one below */
         n = staged_blocks(&gemm, p, &g, input, first, end, output);
     }
 #endif
@@ -664,8 +664,10 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
                 x = 0, y++;
             }
             if (offset) {
+                MCU_PATH_CHECK(MCU_PATH_CONV_OFFSET);
                 im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
             } else {
+                MCU_PATH_CHECK(MCU_PATH_CONV_COLUMN);
                 im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
             }
         }

@@ -800,11 +800,20 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
 
 /** The assembly routine of the pair layout `layout`. */
 typedef void mcu_pair_routine(struct mcu_pair_job *job);
+
+/** The plain layout's routine where the build leaves it out (MCU_PATH_PAIR_PLAIN): never reached. */
+static inline void mcu_pair_rows3_missing(struct mcu_pair_job *job)
+{
+    (void)job;
+    MCU_PATH_CHECK(0);
+}
+
 static inline mcu_pair_routine *mcu_pair_routine_of(int32_t layout)
 {
     return layout == MCU_CMSIS_PAIR_OFFSET ? mcu_pair_rows3_asm_offset
            : layout == MCU_CMSIS_PAIR_WIDE ? mcu_pair_rows3_asm_wide
-                                           : mcu_pair_rows3_asm;
+           : MCU_PATH_PAIR_PLAIN           ? mcu_pair_rows3_asm
+                                           : mcu_pair_rows3_missing; /* mcu_cmsis_paths.h */
 }
 
 /** The job's pairs (from the starts its rq, wp and bias hold) into out0, out1, out2, the weights
@@ -821,6 +830,7 @@ static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, co
     } else if (layout == MCU_CMSIS_PAIR_WIDE) {
         mcu_pair_rows3_asm_wide(job);
     } else {
+        MCU_PATH_CHECK(MCU_PATH_PAIR_PLAIN);
         mcu_pair_rows3_asm(job);
     }
 }
@@ -962,6 +972,7 @@ static inline void mcu_pair_gemm_block(struct mcu_pair_gemm *g, const int32_t *s
         return;
     }
 #endif
+    MCU_PATH_CHECK(MCU_PATH_PAIR_C || !MCU_PAIR_ASM);
     mcu_cmsis_pair_matmul3(&g->o, g->weights, g->k, g->bias, g->multiplier, g->shift, g->rq, g->col, sums, out0,
                            out1, out2);
 }

@@ -1023,7 +1023,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
     w[MCU_CMSIS_DW_PAIR_STEP] = v->out_step;
     for (; c0 + 4 <= out_c; c0 += 4) {
         mcu_cmsis_dw_pair_weights(p, weights, folded_bias, rq, c0, w);
-        if (v->stride_p == 1) {
+        if (MCU_PATH_DW_PAIRS_S1 && (!MCU_PATH_DW_PAIRS_S2 || v->stride_p == 1)) { /* mcu_cmsis_paths.h */
             mcu_cmsis_dw_pairs_group_s1(v, input, output, &c, w, c0, zp2);
         } else {
             mcu_cmsis_dw_pairs_group_s2(v, input, output, &c, w, c0, zp2);
@@ -1104,8 +1104,11 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
                                         const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output)
 {
     const int fast = rq != NULL && p->act_min == -128 && p->act_max == 127;
-    if (p->sweep == MCU_CMSIS_DW_SWEEP_PIXELS) {
-        if (p->k_h == 3 && p->k_w == 3 && p->dil_h == 1 && p->dil_w == 1 && p->depth_multiplier == 1) {
+    /* each path taken only where the build carries it (mcu_cmsis_paths.h); one input channel
+       without its path: the plain pixel loop (no lag on that sweep, so no ring) */
+    if (p->sweep == MCU_CMSIS_DW_SWEEP_PIXELS || (!MCU_PATH_DW_IN1 && p->sweep == MCU_CMSIS_DW_SWEEP_ONE_INPUT)) {
+        if (MCU_PATH_DW_PIX3 && p->sweep == MCU_CMSIS_DW_SWEEP_PIXELS && p->k_h == 3 && p->k_w == 3 &&
+            p->dil_h == 1 && p->dil_w == 1 && p->depth_multiplier == 1) {
             mcu_cmsis_dw3x3_dsp(p, input, weights, bias, folded_bias, multiplier, shift, rq, scratch, output, fast);
             return; /* as the planner sets it: mcu_cmsis_dw3x3_dsp.h */
         }
@@ -1129,18 +1132,19 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
     mcu_cmsis_dw_view v;
     mcu_cmsis_dw_view_of(p, &v);
     const int k3 = v.k_l == 3 && v.k_p == 3 && v.dil_p == 1;
-    if (k3 && fast && v.stride_p <= 2 && p->depth_multiplier == 1 && v.out_pos >= 4) {
+    if (k3 && fast && ((MCU_PATH_DW_PAIRS_S1 && v.stride_p == 1) || (MCU_PATH_DW_PAIRS_S2 && v.stride_p == 2)) &&
+        p->depth_multiplier == 1 && v.out_pos >= 4) {
         mcu_cmsis_dw_cache c = mcu_cmsis_dw_cache_at(&v, scratch);
         if (mcu_cmsis_dw_pairs_fit(&v, &c, p->in_c)) {
             mcu_cmsis_dw_dsp_pairs(p, &v, input, weights, folded_bias, rq, scratch, output); /* the pair layout */
             return;
         }
     }
-    if (k3 && fast && v.stride_p == 1) {
+    if (MCU_PATH_DW_K3S1 && k3 && fast && v.stride_p == 1) {
         mcu_cmsis_dw_dsp_3x3_s1_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
-    } else if (k3 && fast && v.stride_p == 2) {
+    } else if (MCU_PATH_DW_K3S2 && k3 && fast && v.stride_p == 2) {
         mcu_cmsis_dw_dsp_3x3_s2_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
-    } else if (fast) {
+    } else if (MCU_PATH_DW_ANY_FAST && fast) {
         mcu_cmsis_dw_dsp_any_fast(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
     } else {
         mcu_cmsis_dw_dsp_any(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);

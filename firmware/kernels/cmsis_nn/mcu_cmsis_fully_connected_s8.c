@@ -395,6 +395,9 @@ static inline __attribute__((always_inline)) void fc_matvec(const mcu_cmsis_fc_p
         u = units & ~3;
     }
 #endif
+    if (u < units) {
+        MCU_PATH_CHECK(MCU_PATH_FC_DOT || !MCU_PAIR_ASM); /* mcu_cmsis_paths.h */
+    }
     for (; u < units; u += 4) {
         const int32_t n = mcu_cmsis_fc_group_units(units, u);
         int32_t acc[4] = {bias[u], n > 1 ? bias[u + 1] : 0, n > 2 ? bias[u + 2] : 0, n > 3 ? bias[u + 3] : 0};
@@ -465,6 +468,9 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
                                   const int32_t *rq, int16_t *scratch, int8_t *output)
 {
     if (p->rows != 1 || p->depth <= 0) {
+#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
+        MCU_PATH_CHECK(MCU_PATH_FC_ROWS); /* mcu_cmsis_paths.h */
+#endif
         fc_rows(p, input, weights, bias, multiplier, shift, rq, scratch, output);
         return;
     }

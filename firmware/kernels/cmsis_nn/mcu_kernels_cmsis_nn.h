@@ -30,6 +30,7 @@
 
 #include <stdint.h>
 
+#include "mcu_cmsis_paths.h"
 #include "mcuforge_fixedpoint.h"
 
 /** Parameters of the convolutions (mcu_cmsis_conv2d_s8, mcu_cmsis_conv2d_1x1_s8). Batch 1, NHWC.

@@ -41,7 +41,7 @@ from .. import c as portable
 from .common import Composite
 
 NAME = "cmsis-nn"
-_SHARED = ("common", "requant")
+_SHARED = ("common", "paths", "requant")
 
 
 def _composites() -> dict[str, Composite]:

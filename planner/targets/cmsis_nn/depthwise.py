@@ -247,3 +247,34 @@ def model(args: list[np.ndarray], kc: KernelCall) -> np.ndarray:
 COMPOSITES = (Composite("qnn_depthwise_conv2d", op("depthwise_conv_2d", wildcard("x"), const("weights"),
                                                    const("bias", optional=True), capture="root"), conv.check, lower,
                         by_isa=True),)
+
+
+def dsp_paths(p: dict, has_rq: bool) -> frozenset[str]:
+    """The DSP paths of mcu_cmsis_dwconv_dsp a layer takes (MCU_PATH_DW_* in mcu_cmsis_paths.h),
+    as the dispatcher chooses them from the final parameters (after the planner's overlaps set
+    the sweep): the pixel sweep's 3x3 path, one input channel, the 3x3 pair layout (it always fits
+    the lane pairs' scratch for an undilated 3x3 filter; not proven for lines dilated across, so
+    the lane pairs stay too), the 3x3 lane pairs, any filter with the fast requantization. The
+    general line sweep and the plain pixel loop are always built."""
+    s = p["sweep"]
+    if s == ONE_TABLE:
+        return frozenset()
+    if s == ONE_INPUT:
+        return frozenset({"DW_IN1"})
+    if s == PIXELS:
+        k3 = (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)
+        return frozenset({"DW_PIX3"} if k3 else ())
+    a, b = ("h", "w") if s == ROWS else ("w", "h")  # lines along a, positions along b
+    k_l, k_p, stride_p, dil_l, dil_p = p[f"k_{a}"], p[f"k_{b}"], p[f"stride_{b}"], p[f"dil_{a}"], p[f"dil_{b}"]
+    fast = has_rq and (p["act_min"], p["act_max"]) == (-128, 127)
+    k3 = k_l == 3 and k_p == 3 and dil_p == 1
+    paths = set()
+    if k3 and fast and stride_p <= 2 and p["depth_multiplier"] == 1 and p[f"out_{b}"] >= 4:
+        paths.add(f"DW_PAIRS_S{stride_p}")
+        if dil_l == 1:
+            return frozenset(paths)
+    if k3 and fast and stride_p <= 2:
+        paths.add(f"DW_K3S{stride_p}")
+    elif fast:
+        paths.add("DW_ANY_FAST")
+    return frozenset(paths)

@@ -1,0 +1,84 @@
+/*
+ * Which kernel paths a firmware carries. Kernels choose among several paths at run time (by shape,
+ * stride, whether the fast requantization is proven); a firmware needs only the ones its models'
+ * layers take. The compiler knows them (planner/targets/cmsis_nn/paths.py) and a build defines
+ * MCU_PATHS_SELECTED and MCU_PATH_<name>=1 for each path any of its models takes (the union, for a
+ * build of several models); a path not selected is compiled out, its functions left for the
+ * linker to drop, and a layer that would take it takes the path's exact general fallback (slower,
+ * never wrong). Without MCU_PATHS_SELECTED (host tests, hand-written builds) every path is there.
+ */
+#ifndef MCU_CMSIS_PATHS_H
+#define MCU_CMSIS_PATHS_H
+
+#ifdef MCU_PATHS_SELECTED
+#define MCU_PATH_DEFAULT 0
+#else
+#define MCU_PATH_DEFAULT 1
+#endif
+
+/* DSP depthwise (mcu_cmsis_dwconv_dsp.h): the small-map 3x3 pixel sweep, one input channel, the
+   3x3 pair layout by stride, the 3x3 lane pairs by stride, any filter with the fast
+   requantization. The general line sweep (mcu_cmsis_dw_dsp_any) and the plain pixel loop are
+   always there: the fallbacks. */
+#ifndef MCU_PATH_DW_PIX3
+#define MCU_PATH_DW_PIX3 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_DW_IN1
+#define MCU_PATH_DW_IN1 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_DW_PAIRS_S1
+#define MCU_PATH_DW_PAIRS_S1 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_DW_PAIRS_S2
+#define MCU_PATH_DW_PAIRS_S2 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_DW_K3S1
+#define MCU_PATH_DW_K3S1 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_DW_K3S2
+#define MCU_PATH_DW_K3S2 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_DW_ANY_FAST
+#define MCU_PATH_DW_ANY_FAST MCU_PATH_DEFAULT
+#endif
+
+/* DSP convolutions and fully connected layers (mcu_cmsis_conv2d_s8.c, mcu_cmsis_pair_dsp.h,
+   mcu_cmsis_fully_connected_s8.c): the 3x3 three-channel blocks (fallback: the general column
+   loop); the im2col columns of the offset layout and of the others; the pair products in C (the
+   assembly does not take the layer: no proven records, a clamp, an odd channel count; always
+   there at -O0, where the loops are C) and the plain layout's assembly; the fully connected layer
+   with more rows (or depth 0), and the one-row layer's per-group C loop. These have no cheaper
+   fallback: a layer reaching one the build left out stops at MCU_PATH_CHECK (a trap). */
+#ifndef MCU_PATH_CONV_3X3X3
+#define MCU_PATH_CONV_3X3X3 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_CONV_OFFSET
+#define MCU_PATH_CONV_OFFSET MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_CONV_COLUMN
+#define MCU_PATH_CONV_COLUMN MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_C
+#define MCU_PATH_PAIR_C MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_PLAIN
+#define MCU_PATH_PAIR_PLAIN MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_FC_ROWS
+#define MCU_PATH_FC_ROWS MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_FC_DOT
+#define MCU_PATH_FC_DOT MCU_PATH_DEFAULT
+#endif
+
+/** Stop where a path the build left out is reached (the compiler's list and the dispatcher
+    disagree: a bug): a trap, never a wrong output. The code after it is dead, so the path's
+    functions go unreferenced. */
+#define MCU_PATH_CHECK(on)                                                                                            \
+    do {                                                                                                              \
+        if (!(on)) {                                                                                                  \
+            __builtin_trap();                                                                                         \
+        }                                                                                                             \
+    } while (0)
+
+#endif /* MCU_CMSIS_PATHS_H */

@@ -1,0 +1,87 @@
+"""Which of the cmsis-nn kernels' run-time paths a program takes (mcu_cmsis_paths.h): the build
+compiles only those (MCU_PATHS_SELECTED, MCU_PATH_<name>=1), the linker dropping the others.
+
+Each kernel with selectable paths has a function here from its final call (parameters and
+constants, as the C reads them) to the paths it takes; a fused step (planner/fusion.py) runs its
+parts on row bands, so each part there counts every path of its kernel. A path left out by
+mistake costs speed only: the dispatcher falls back to the general path it always carries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...kernel import KernelCall
+from . import depthwise
+from .common import OFFSET, PLAIN, WIDE
+
+_PAIR = ("PAIR_C", "PAIR_PLAIN")
+_CONV = ("CONV_3X3X3", "CONV_OFFSET", "CONV_COLUMN", *_PAIR)
+# Every selectable path (MCU_PATH_<name> in mcu_cmsis_paths.h), by kernel.
+PATHS = {
+    "mcu_cmsis_dwconv2d_s8": ("DW_PIX3", "DW_IN1", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_K3S1", "DW_K3S2", "DW_ANY_FAST"),
+    "mcu_cmsis_conv2d_s8": _CONV,
+    "mcu_cmsis_conv2d_add_s8": _CONV,
+    "mcu_cmsis_conv2d_1x1_s8": _PAIR,
+    "mcu_cmsis_fully_connected_s8": ("FC_ROWS", "FC_DOT", *_PAIR),
+}
+FC_PAD_MAX = 64  # mcu_cmsis_fully_connected_s8.c: the longest one-row depth padded for the group loop
+
+
+def _full_range(p: dict) -> bool:
+    return (p["act_min"], p["act_max"]) == (-128, 127)
+
+
+def _pair_gemm(p: dict, rows: int, has_rq: bool) -> set[str]:
+    """A pair product's paths (mcu_pair_gemm_init): the assembly for proven records, the whole int8
+    range and an even row count (the plain layout's own routine), else the C loops."""
+    if has_rq and _full_range(p) and rows > 0 and rows % 2 == 0:
+        return {"PAIR_PLAIN"} if p.get("pair_offset", PLAIN) == PLAIN else set()
+    return {"PAIR_C"}
+
+
+def _conv(p: dict, has_rq: bool) -> set[str]:
+    """mcu_cmsis_conv2d_s8 (and the residual composite calling it): the column builder of its
+    layout, the 3x3 three-channel blocks of the wide one, the pair product."""
+    taken = _pair_gemm(p, p["out_c"], has_rq)
+    layout = p.get("pair_offset", PLAIN)
+    taken.add("CONV_OFFSET" if layout == OFFSET else "CONV_COLUMN")
+    if p["in_c"] == 3 and (p["k_h"], p["k_w"]) == (3, 3) and layout == WIDE:
+        taken.add("CONV_3X3X3")
+    return taken
+
+
+def _fully_connected(p: dict, has_rq: bool) -> set[str]:
+    """More rows (or depth 0): fc_rows, the plain pair layout's product (whose assembly pairs leave
+    an odd last unit to C); one row: the group loop where it takes the layer, fc_dot for the rest."""
+    if p["rows"] != 1 or p["depth"] <= 0:
+        return {"FC_ROWS", "PAIR_C", "PAIR_PLAIN"}
+    grouped = has_rq and p["units"] >= 4 and (p["depth"] % 16 == 0 or p["depth"] <= FC_PAD_MAX)
+    return set() if grouped and p["units"] % 4 == 0 else {"FC_DOT"}
+
+
+def _taken(kc: KernelCall) -> frozenset[str]:
+    p, has_rq = kc.params, "rq" in kc.constants
+    if kc.function == "mcu_cmsis_dwconv2d_s8":
+        return depthwise.dsp_paths(p, has_rq)
+    if kc.function in ("mcu_cmsis_conv2d_s8", "mcu_cmsis_conv2d_add_s8"):
+        return frozenset(_conv(p, has_rq))
+    if kc.function == "mcu_cmsis_conv2d_1x1_s8":
+        return frozenset(_pair_gemm(p, p["out_c"], has_rq))
+    if kc.function == "mcu_cmsis_fully_connected_s8":
+        return frozenset(_fully_connected(p, has_rq))
+    return frozenset()
+
+
+def kernel_paths(kernels: Iterable[KernelCall], isa: str) -> tuple[str, ...] | None:
+    """The selectable paths the kernel calls take, sorted, for a build of the DSP paths (the
+    selectable ones); None (every path) for another ISA."""
+    if isa != "dsp":
+        return None
+    taken: set[str] = set()
+    for kc in kernels:
+        parts = getattr(kc, "parts", None)
+        if parts is not None:  # a fused step: its parts run on bands
+            taken.update(name for part in parts for name in PATHS.get(part.function, ()))
+        else:
+            taken |= _taken(kc)
+    return tuple(sorted(taken))

@@ -1,0 +1,111 @@
+"""The kernel paths a build carries (mcu_cmsis_paths.h, planner/targets/cmsis_nn/paths.py): the
+compiler lists the run-time paths its layers take, the build compiles only those.
+
+A path the list misses would cost speed (a general fallback) or stop the firmware (a trap where
+there is none): the QEMU test below runs each model built with its list and with every path, and
+requires the same outputs, no layer slower, and less code."""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import MLPERF_MODELS
+
+from mcuforge.codegen.emit import emit
+from mcuforge.driver import Options, compile_model
+
+TOOLS = [t for t in ("arm-none-eabi-gcc", "qemu-system-arm", "cmake") if shutil.which(t) is None]
+KERAS = MLPERF_MODELS["vww"].parent.parent / "keras"
+
+
+def _paths(path, isa="dsp"):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = emit(compile_model(path, Options(isa=isa)), Path(tmp) / "m", "m", Path(path).name)
+        return json.loads((out / "report.json").read_text())["kernel_paths"], (out / "CMakeLists.txt").read_text()
+
+
+def test_paths_of_the_mlperf_models():
+    """KWS: its first conv (10x4 over one channel, K = 40: the wide layout's columns), the 3x3
+    stride-1 depthwise layers in the pair layout; the 1x1 layers (offset layout) and the 64 -> 12
+    head (groups of four, depth a multiple of 16) on the assembly alone. VWW adds the stride-2
+    depthwise pairs, the 3x3 three-channel first conv, and its small maps' 3x3 pixel sweep. AD:
+    fully connected layers of one row only, every group on the assembly. Helium builds: no list
+    (every path; none of these is on Helium's paths)."""
+    kws, cmake = _paths(MLPERF_MODELS["kws"])
+    assert kws == ["CONV_COLUMN", "DW_PAIRS_S1"]
+    assert "mcuforge_kernel_paths(CONV_COLUMN DW_PAIRS_S1)" in cmake
+    vww, _ = _paths(MLPERF_MODELS["vww"])
+    assert {"CONV_3X3X3", "CONV_COLUMN", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_PIX3"} <= set(vww)
+    assert not {"DW_IN1", "FC_ROWS", "PAIR_PLAIN"} & set(vww)
+    assert _paths(MLPERF_MODELS["ad"])[0] == []
+    helium, cmake = _paths(MLPERF_MODELS["kws"], "mve")
+    assert helium is None and "mcuforge_kernel_paths(ALL)" in cmake
+
+
+def _build_run(out: Path, board, x):
+    from mcuforge.device import build_generated, connect, read_report, run_sets, run_timeout
+
+    report = read_report(out)
+    fw = build_generated(out, board, out.parent / f"build-{out.name}")
+    with connect(board, fw.elf, None, report=report) as link:
+        run = run_sets(link, [x], [t for t in report.outputs], timeout=run_timeout(report))
+    return fw.text_bytes, run
+
+
+MODELS = [MLPERF_MODELS["kws"], MLPERF_MODELS["ic"], MLPERF_MODELS["ad"], KERAS / "mobilenet_v1_025_96_i8.tflite",
+          KERAS / "squeezenet_64_i8.tflite", KERAS / "lenet5_logsoftmax_i8.tflite", KERAS / "har_cnn1d_i8.tflite"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(TOOLS) and os.environ.get("CI") != "true",
+                    reason=f"needs {', '.join(TOOLS)} (CI installs them and runs these)")
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_a_build_with_its_paths_only_runs_as_one_with_all(path, tmp_path):
+    """On the Cortex-M4: the same outputs for a random input, every layer's instructions at most
+    0.5% (and 200) over the build with every path (a missed path would fall back to a general loop,
+    several times slower, or trap), and less code."""
+    from mcuforge.boards import load_board
+    from mcuforge.verify import random_inputs
+
+    board = load_board("mps2-an386")
+    compiled = compile_model(path, Options(isa=board.isa))
+    x = random_inputs(compiled.imported, np.random.default_rng(1))
+    selected = emit(compiled, tmp_path / "selected", "model", path.name)
+    every = emit(compiled, tmp_path / "every", "model", path.name)
+    report = json.loads((every / "report.json").read_text())
+    assert report["kernel_paths"] is not None
+    (every / "report.json").write_text(json.dumps({**report, "kernel_paths": None}))
+    code_selected, run_selected = _build_run(selected, board, x)
+    code_every, run_every = _build_run(every, board, x)
+    for a, b in zip(run_selected.outputs[0], run_every.outputs[0]):
+        np.testing.assert_array_equal(a, b)
+    for step, (a, b) in enumerate(zip(run_selected.layer_counts, run_every.layer_counts)):
+        assert a <= b + max(200, b // 200), f"layer {step}: {a} instructions with its paths, {b} with all"
+    assert code_selected < code_every
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(TOOLS) and os.environ.get("CI") != "true",
+                    reason=f"needs {', '.join(TOOLS)} (CI installs them and runs these)")
+def test_a_path_left_out_stops_the_firmware(tmp_path):
+    """LeNet's convolutions take the offset layout's columns: built without that path (a list
+    that misses it), the firmware stops at the check (a UsageFault the host reports), never
+    answering with wrong outputs."""
+    from mcuforge.boards import load_board
+    from mcuforge.errors import McuforgeError
+    from mcuforge.verify import random_inputs
+
+    path = KERAS / "lenet5_logsoftmax_i8.tflite"
+    board = load_board("mps2-an386")
+    compiled = compile_model(path, Options(isa=board.isa))
+    out = emit(compiled, tmp_path / "m", "model", path.name)
+    report = json.loads((out / "report.json").read_text())
+    assert "CONV_OFFSET" in report["kernel_paths"]
+    report["kernel_paths"].remove("CONV_OFFSET")
+    (out / "report.json").write_text(json.dumps(report))
+    with pytest.raises(McuforgeError, match="FAULT: UsageFault"):
+        _build_run(out, board, random_inputs(compiled.imported, np.random.default_rng(0)))
