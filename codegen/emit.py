@@ -262,11 +262,10 @@ def model_context(compiled, prefix: str, source: str) -> dict[str, Any]:
             "kernel_paths": selected_paths(compiled)}
 
 
-def selected_paths(compiled) -> list[str] | None:
+def selected_paths(compiled) -> list[str]:
     """The kernels' run-time paths the model takes (mcu_cmsis_paths.h), for the build to compile
-    only those; None: every path (the C is lowered for an ISA without selectable paths)."""
-    paths = kernel_paths((b.kernel for b in compiled.program.bindings), compiled.isa)
-    return None if paths is None else list(paths)
+    only those."""
+    return list(kernel_paths(b.kernel for b in compiled.program.bindings))
 
 
 def _render_call(kc: KernelCall, params: Mapping[str, Any], ins: tuple[str, ...], out: str, scratch: str,

@@ -53,7 +53,6 @@ class Compiled:
     program: Program
     arena: ArenaPlan
     blob: bytes = field(repr=False, default=b"")
-    isa: str = DEFAULT_ISA  # the kernel paths the C was lowered for (Options.isa)
 
 
 def read_model(path: str | Path) -> tuple[Module, bytes]:
@@ -80,4 +79,4 @@ def compile_module(imported: Module, blob: bytes, options: Options = Options()) 
     budget = int(per_mac * sum(layer_macs(module.functions[b.fn].body) for b in program.bindings))
     program, arena = plan_program(program, options.memory_algorithms, options.memory, budget)
     arena = check_arena(program, arena)
-    return Compiled(imported, module, kernels, program, arena, blob, options.isa)
+    return Compiled(imported, module, kernels, program, arena, blob)

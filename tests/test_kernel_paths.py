@@ -29,21 +29,23 @@ def _paths(path, isa="dsp"):
 
 
 def test_paths_of_the_mlperf_models():
-    """KWS: its first conv (10x4 over one channel, K = 40: the wide layout's columns), the 3x3
-    stride-1 depthwise layers in the pair layout; the 1x1 layers (offset layout) and the 64 -> 12
-    head (groups of four, depth a multiple of 16) on the assembly alone. VWW adds the stride-2
-    depthwise pairs, the 3x3 three-channel first conv, and its small maps' 3x3 pixel sweep. AD:
-    fully connected layers of one row only, every group on the assembly. Helium builds: no list
-    (every path; none of these is on Helium's paths)."""
+    """KWS for the M4: its first conv (10x4 over one channel, K = 40: the wide layout's columns,
+    which Helium's plain loop reads too), the 3x3 stride-1 depthwise layers in the pair layout
+    (over their inputs, with a ring: Helium's pixel path, always there); the 1x1 layers (offset
+    layout) and the 64 -> 12 head (groups of four, depth a multiple of 16) on the assembly alone.
+    For the M55 the first conv is the one-input-channel depthwise path (its tables), the wide
+    layout is gone and the 1x1 layers take the plain one. VWW adds the stride-2 depthwise pairs,
+    the 3x3 three-channel first conv, its small maps' 3x3 pixel sweep and Helium's 3x3 columns.
+    AD: fully connected layers of one row only, every group on the assembly."""
     kws, cmake = _paths(MLPERF_MODELS["kws"])
-    assert kws == ["CONV_COLUMN", "DW_PAIRS_S1"]
-    assert "mcuforge_kernel_paths(CONV_COLUMN DW_PAIRS_S1)" in cmake
+    assert kws == ["CONV_COLUMN", "DW_PAIRS_S1", "MVE_WIDE"]
+    assert "mcuforge_kernel_paths(CONV_COLUMN DW_PAIRS_S1 MVE_WIDE)" in cmake
     vww, _ = _paths(MLPERF_MODELS["vww"])
-    assert {"CONV_3X3X3", "CONV_COLUMN", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_PIX3"} <= set(vww)
-    assert not {"DW_IN1", "FC_ROWS", "PAIR_PLAIN"} & set(vww)
+    assert {"CONV_3X3X3", "CONV_COLUMN", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_PIX3", "MVE_DW_COLUMNS"} <= set(vww)
+    assert not {"DW_IN1", "FC_ROWS", "PAIR_PLAIN", "MVE_DW_IN1", "MVE_DW_M4"} & set(vww)
     assert _paths(MLPERF_MODELS["ad"])[0] == []
-    helium, cmake = _paths(MLPERF_MODELS["kws"], "mve")
-    assert helium is None and "mcuforge_kernel_paths(ALL)" in cmake
+    helium, _ = _paths(MLPERF_MODELS["kws"], "mve")
+    assert helium == ["DW_PAIRS_S1", "MVE_DW_IN1", "PAIR_PLAIN"]
 
 
 def _build_run(out: Path, board, x):
@@ -58,20 +60,23 @@ def _build_run(out: Path, board, x):
 
 MODELS = [MLPERF_MODELS["kws"], MLPERF_MODELS["ic"], MLPERF_MODELS["ad"], KERAS / "mobilenet_v1_025_96_i8.tflite",
           KERAS / "squeezenet_64_i8.tflite", KERAS / "lenet5_logsoftmax_i8.tflite", KERAS / "har_cnn1d_i8.tflite"]
+CASES = [(m, "mps2-an386") for m in MODELS] + [(m, "mps3-an547") for m in (
+    MLPERF_MODELS["kws"], KERAS / "mobilenet_v1_025_96_i8.tflite", KERAS / "har_cnn1d_i8.tflite")]
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(bool(TOOLS) and os.environ.get("CI") != "true",
                     reason=f"needs {', '.join(TOOLS)} (CI installs them and runs these)")
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
-def test_a_build_with_its_paths_only_runs_as_one_with_all(path, tmp_path):
-    """On the Cortex-M4: the same outputs for a random input, every layer's instructions at most
-    0.5% (and 200) over the build with every path (a missed path would fall back to a general loop,
-    several times slower, or trap), and less code."""
+@pytest.mark.parametrize("path, board", CASES, ids=[f"{p.stem}-{b}" for p, b in CASES])
+def test_a_build_with_its_paths_only_runs_as_one_with_all(path, board, tmp_path):
+    """On the Cortex-M4 (DSP paths) and M55 (Helium), each compiled for its core: the same outputs
+    for a random input, every layer's instructions at most 0.5% (and 200) over the build with every
+    path (a missed path would fall back to a general loop, several times slower, or trap), and
+    less code."""
     from mcuforge.boards import load_board
     from mcuforge.verify import random_inputs
 
-    board = load_board("mps2-an386")
+    board = load_board(board)
     compiled = compile_model(path, Options(isa=board.isa))
     x = random_inputs(compiled.imported, np.random.default_rng(1))
     selected = emit(compiled, tmp_path / "selected", "model", path.name)

@@ -6,7 +6,7 @@
 #
 #   include(mcuforge_kernels.cmake)
 #   mcuforge_add_kernels(<model target> <generated directory> <kernel .c files relative to it>...)
-#   mcuforge_kernel_paths(<the kernel paths the model takes, or ALL>...)
+#   mcuforge_kernel_paths(<the kernel paths the model takes>...)
 set(_mcuforge_version "0.1.0")
 get_property(_mcuforge_seen GLOBAL PROPERTY MCUFORGE_KERNELS_VERSION SET)
 if(_mcuforge_seen)
@@ -60,10 +60,9 @@ function(mcuforge_add_kernels model here)
             target_compile_options(mcuforge_kernels PRIVATE ${opt} -ffp-contract=off -Wall -Wextra -Werror)
             target_link_libraries(mcuforge_kernels PUBLIC m)  # float32 kernels call the C library's math functions
         endif()
-        # the kernel paths the build's models take (mcuforge_kernel_paths), unless one takes all
-        target_compile_definitions(mcuforge_kernels PRIVATE
-            $<$<NOT:$<BOOL:$<TARGET_PROPERTY:mcuforge_kernels,MCUFORGE_ALL_PATHS>>>:MCU_PATHS_SELECTED>
-            $<TARGET_PROPERTY:mcuforge_kernels,MCUFORGE_PATH_DEFS>)
+        # only the kernel paths the build's models take (mcuforge_kernel_paths)
+        target_compile_definitions(mcuforge_kernels PRIVATE MCU_PATHS_SELECTED
+                                   $<TARGET_PROPERTY:mcuforge_kernels,MCUFORGE_PATH_DEFS>)
     endif()
     foreach(src IN LISTS ARGN)
         get_filename_component(src "${src}" ABSOLUTE BASE_DIR "${here}")
@@ -77,17 +76,13 @@ function(mcuforge_add_kernels model here)
     target_link_libraries(${model} PUBLIC mcuforge_kernels)
 endfunction()
 
-# The kernels' run-time paths a model takes (mcu_cmsis_paths.h; ALL: every one): the shared
-# library is compiled with the union over the build's models, the others left out.
+# The kernels' run-time paths a model takes (mcu_cmsis_paths.h): the shared library is compiled
+# with the union over the build's models, the others left out.
 function(mcuforge_kernel_paths)
     if(NOT TARGET mcuforge_kernels)
         return()
     endif()
     foreach(path IN LISTS ARGN)
-        if(path STREQUAL "ALL")
-            set_property(TARGET mcuforge_kernels PROPERTY MCUFORGE_ALL_PATHS 1)
-        else()
-            set_property(TARGET mcuforge_kernels APPEND PROPERTY MCUFORGE_PATH_DEFS "MCU_PATH_${path}=1")
-        endif()
+        set_property(TARGET mcuforge_kernels APPEND PROPERTY MCUFORGE_PATH_DEFS "MCU_PATH_${path}=1")
     endforeach()
 endfunction()

@@ -610,6 +610,7 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
     if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) { /* the DSP ISA's layout: no Helium kernel reads it */
+        MCU_PATH_CHECK(MCU_PATH_MVE_WIDE);        /* mcu_cmsis_paths.h */
         plain_range(p, input, weights, bias, multiplier, shift, scratch, output, first, end);
         return;
     }

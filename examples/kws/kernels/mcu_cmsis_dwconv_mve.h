@@ -902,10 +902,14 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     s.recip = mult == 1 || mult % 4 == 0 ? 0 : mcu_cmsis_dw_mve_gather_recip(mult, p->out_c);
 #if !defined(__NO_INLINE__)
     if (mcu_cmsis_dw_mve_in1_fits(p)) {
+        if (!MCU_PATH_MVE_DW_IN1) { /* mcu_cmsis_paths.h: the plain C loop, which needs no scratch */
+            return 0;
+        }
         mcu_cmsis_dw_mve_in1(p, input, weights, folded_bias, multiplier, shift, rq, scratch, output);
         return 1;
     }
-    const int lines = (p->k_h == 1 || p->k_w == 1) ? mcu_cmsis_dw_mve_lines_fit(p, input, output) : 0;
+    const int lines =
+        MCU_PATH_MVE_DW_LINES && (p->k_h == 1 || p->k_w == 1) ? mcu_cmsis_dw_mve_lines_fit(p, input, output) : 0;
     if (lines) {
         mcu_cmsis_dw_mve_lines(p, input, weights, bias, folded_bias, multiplier, shift, (int8_t *)(void *)scratch,
                                lines, output);
@@ -917,8 +921,9 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
                      mcu_cmsis_dw_mve_in1_fits): without the path, the plain C loop, which needs none */
     }
 #endif
-    if (mult != 1 && mult % 4 != 0 && s.recip == 0) {
-        return 0;
+    if ((mult != 1 && mult % 4 != 0 && (s.recip == 0 || !MCU_PATH_MVE_DW_GATHER)) ||
+        (mult != 1 && mult % 4 == 0 && !MCU_PATH_MVE_DW_M4)) {
+        return 0; /* the plain C loop (a ring after Helium's scratch, as here) */
     }
     const int32_t taps = p->k_h * p->k_w;
     s.off = scratch;
@@ -939,7 +944,7 @@ static inline int mcu_cmsis_dwconv_s8_mve(const mcu_cmsis_dw_conv_params *p, con
     oy1 = oy1 < p->out_h ? oy1 : p->out_h;
     const int32_t rows = oy1 - oy0;
     const int many = rows >= 16 || (rows >= 8 && p->out_c <= 32 && p->out_w >= 8); /* where columns pay */
-    if (mult == 1 && p->k_h == 3 && p->k_w == 3 && many && p->lag == 0) {
+    if (MCU_PATH_MVE_DW_COLUMNS && mult == 1 && p->k_h == 3 && p->k_w == 3 && many && p->lag == 0) {
         /* Top to bottom, so that an output may overlap its input (planner/overlap.py models this
            order): the rows above through the pixel path, the column rows in bands (with band_rows,
            four rows, then band_rows at a time; else all in one), the rows below pixel by pixel. */

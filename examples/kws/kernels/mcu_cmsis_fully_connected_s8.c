@@ -468,9 +468,7 @@ void mcu_cmsis_fully_connected_s8(const mcu_cmsis_fc_params *p, const int8_t *in
                                   const int32_t *rq, int16_t *scratch, int8_t *output)
 {
     if (p->rows != 1 || p->depth <= 0) {
-#if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE)
         MCU_PATH_CHECK(MCU_PATH_FC_ROWS); /* mcu_cmsis_paths.h */
-#endif
         fc_rows(p, input, weights, bias, multiplier, shift, rq, scratch, output);
         return;
     }

@@ -130,6 +130,7 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
 #if defined(MCU_CMSIS_USE_MVE) /* Helium: mcu_cmsis_gemm_mve.h */
     (void)rq;
     if (p->pair_offset == MCU_CMSIS_PAIR_WIDE) { /* with a chunk: in_chunks */
+        MCU_PATH_CHECK(MCU_PATH_MVE_WIDE);        /* mcu_cmsis_paths.h */
         plain_pairs(p, input, weights, bias, multiplier, shift, output);
         return;
     }
@@ -218,8 +219,8 @@ void mcu_cmsis_conv2d_1x1_s8(const mcu_cmsis_conv_params *p, const int8_t *input
         return;
     }
 #elif defined(MCU_CMSIS_USE_MVE)
-    if (p->pair_offset == MCU_CMSIS_PAIR_WIDE && in_chunks(p, input, weights, bias, multiplier, shift, rq, scratch,
-                                                           output)) {
+    if (MCU_PATH_MVE_WIDE && p->pair_offset == MCU_CMSIS_PAIR_WIDE &&
+        in_chunks(p, input, weights, bias, multiplier, shift, rq, scratch, output)) {
         return;
     }
 #endif

@@ -71,6 +71,31 @@
 #define MCU_PATH_FC_DOT MCU_PATH_DEFAULT
 #endif
 
+/* Helium depthwise (mcu_cmsis_dwconv_mve.h): one input channel, K x 1 / 1 x K lines, 3x3 columns,
+   depth multipliers of four and the gathered others; without them the pixel path or the plain C
+   loop (exact, slower). */
+#ifndef MCU_PATH_MVE_DW_IN1
+#define MCU_PATH_MVE_DW_IN1 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_MVE_DW_LINES
+#define MCU_PATH_MVE_DW_LINES MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_MVE_DW_COLUMNS
+#define MCU_PATH_MVE_DW_COLUMNS MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_MVE_DW_M4
+#define MCU_PATH_MVE_DW_M4 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_MVE_DW_GATHER
+#define MCU_PATH_MVE_DW_GATHER MCU_PATH_DEFAULT
+#endif
+
+/* Helium reading the DSP ISA's wide pair layout (C lowered for an M4 built for an M55): the plain C
+   loops of the convolutions. */
+#ifndef MCU_PATH_MVE_WIDE
+#define MCU_PATH_MVE_WIDE MCU_PATH_DEFAULT
+#endif
+
 /** Stop where a path the build left out is reached (the compiler's list and the dispatcher
     disagree: a bug): a trap, never a wrong output. The code after it is dead, so the path's
     functions go unreferenced. */

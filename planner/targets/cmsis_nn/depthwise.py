@@ -278,3 +278,21 @@ def dsp_paths(p: dict, has_rq: bool) -> frozenset[str]:
     elif fast:
         paths.add("DW_ANY_FAST")
     return frozenset(paths)
+
+
+def mve_paths(p: dict) -> frozenset[str]:
+    """The Helium paths of mcu_cmsis_dwconv_s8_mve a layer may take (MCU_PATH_MVE_DW_* in
+    mcu_cmsis_paths.h): one input channel where its tables fit, else K x 1 / 1 x K lines (the
+    kernel checks the rest at run time), 3x3 columns with depth multiplier 1 and no ring (where
+    enough rows: checked at run time), depth multipliers of four, the gathered others."""
+    if mve_in1_fits(p):
+        return frozenset({"MVE_DW_IN1"})
+    paths = set()
+    if p["k_h"] == 1 or p["k_w"] == 1:
+        paths.add("MVE_DW_LINES")
+    mult = p["depth_multiplier"]
+    if mult == 1 and (p["k_h"], p["k_w"]) == (3, 3) and p["lag"] == 0:
+        paths.add("MVE_DW_COLUMNS")
+    if mult != 1:
+        paths.add("MVE_DW_M4" if mult % 4 == 0 else "MVE_DW_GATHER")
+    return frozenset(paths)

@@ -2,9 +2,9 @@
 compiles only those (MCU_PATHS_SELECTED, MCU_PATH_<name>=1), the linker dropping the others.
 
 Each kernel with selectable paths has a function here from its final call (parameters and
-constants, as the C reads them) to the paths it takes; a fused step (planner/fusion.py) runs its
-parts on row bands, so each part there counts every path of its kernel. A path left out by
-mistake costs speed only: the dispatcher falls back to the general path it always carries."""
+constants, as the C reads them) to the paths it takes, on every ISA's code (the DSP paths', and
+Helium's, MVE_*): C lowered for one core stays exact on another. A fused step (planner/fusion.py)
+runs its parts on row bands, so each part there counts every path of its kernel."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ from ...kernel import KernelCall
 from . import depthwise
 from .common import OFFSET, PLAIN, WIDE
 
-_PAIR = ("PAIR_C", "PAIR_PLAIN")
+_PAIR = ("PAIR_C", "PAIR_PLAIN", "MVE_WIDE")
 _CONV = ("CONV_3X3X3", "CONV_OFFSET", "CONV_COLUMN", *_PAIR)
 # Every selectable path (MCU_PATH_<name> in mcu_cmsis_paths.h), by kernel.
 PATHS = {
-    "mcu_cmsis_dwconv2d_s8": ("DW_PIX3", "DW_IN1", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_K3S1", "DW_K3S2", "DW_ANY_FAST"),
+    "mcu_cmsis_dwconv2d_s8": ("DW_PIX3", "DW_IN1", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_K3S1", "DW_K3S2", "DW_ANY_FAST",
+                              "MVE_DW_IN1", "MVE_DW_LINES", "MVE_DW_COLUMNS", "MVE_DW_M4", "MVE_DW_GATHER"),
     "mcu_cmsis_conv2d_s8": _CONV,
     "mcu_cmsis_conv2d_add_s8": _CONV,
     "mcu_cmsis_conv2d_1x1_s8": _PAIR,
@@ -34,9 +35,10 @@ def _full_range(p: dict) -> bool:
 def _pair_gemm(p: dict, rows: int, has_rq: bool) -> set[str]:
     """A pair product's paths (mcu_pair_gemm_init): the assembly for proven records, the whole int8
     range and an even row count (the plain layout's own routine), else the C loops."""
+    wide = {"MVE_WIDE"} if p.get("pair_offset", PLAIN) == WIDE else set()  # Helium's plain loops read it
     if has_rq and _full_range(p) and rows > 0 and rows % 2 == 0:
-        return {"PAIR_PLAIN"} if p.get("pair_offset", PLAIN) == PLAIN else set()
-    return {"PAIR_C"}
+        return wide | ({"PAIR_PLAIN"} if p.get("pair_offset", PLAIN) == PLAIN else set())
+    return wide | {"PAIR_C"}
 
 
 def _conv(p: dict, has_rq: bool) -> set[str]:
@@ -62,7 +64,7 @@ def _fully_connected(p: dict, has_rq: bool) -> set[str]:
 def _taken(kc: KernelCall) -> frozenset[str]:
     p, has_rq = kc.params, "rq" in kc.constants
     if kc.function == "mcu_cmsis_dwconv2d_s8":
-        return depthwise.dsp_paths(p, has_rq)
+        return depthwise.dsp_paths(p, has_rq) | depthwise.mve_paths(p)
     if kc.function in ("mcu_cmsis_conv2d_s8", "mcu_cmsis_conv2d_add_s8"):
         return frozenset(_conv(p, has_rq))
     if kc.function == "mcu_cmsis_conv2d_1x1_s8":
@@ -72,11 +74,8 @@ def _taken(kc: KernelCall) -> frozenset[str]:
     return frozenset()
 
 
-def kernel_paths(kernels: Iterable[KernelCall], isa: str) -> tuple[str, ...] | None:
-    """The selectable paths the kernel calls take, sorted, for a build of the DSP paths (the
-    selectable ones); None (every path) for another ISA."""
-    if isa != "dsp":
-        return None
+def kernel_paths(kernels: Iterable[KernelCall]) -> tuple[str, ...]:
+    """The selectable paths the kernel calls take, sorted."""
     taken: set[str] = set()
     for kc in kernels:
         parts = getattr(kc, "parts", None)
