@@ -41,7 +41,7 @@
  * 3x3 maps at stride 1 padded one line on each side (mcu_cmsis_dw3x3_map3, before the group sweep):
  * per group of four channels every tap inside the input once, none outside (x + input_offset
  * against TFLM's own bias), each channel's nine outputs in assembly: VWW's 3x3x256 layer 107,389 ->
- * 56,489 estimated M4 cycles, +1.0 KB code. No scratch. (The same for 6x6 -> 3x3 at stride 2, VWW's
+ * 56,498 estimated M4 cycles, +1.0 KB code. No scratch. (The same for 6x6 -> 3x3 at stride 2, VWW's
  * 3x3x128 layer 54,753 -> 37,401, took another 1.2 KB of code: left out.)
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
@@ -746,7 +746,8 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
                                        const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output,
                                        int fast)
 {
-    if (fast && (mcu_cmsis_dw3x3_map3(p, input, weights, bias, rq, output) ||
+    const int map3 = p->out_w == 3 && p->stride_w == 1; /* calls it only where it may run */
+    if (fast && ((map3 && mcu_cmsis_dw3x3_map3(p, input, weights, bias, rq, output)) ||
                  mcu_cmsis_dw3x3_groups(p, input, weights, folded, rq, scratch, output))) {
         return;
     }
