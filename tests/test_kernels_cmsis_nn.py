@@ -557,6 +557,14 @@ CASES = {
     "dw3x3_c24_groups_bands": lambda r: dwconv(r, (6, 5), 24, 1, (3, 3)),
     "dw3x3_c32_groups_valid": lambda r: dwconv(r, (9, 6), 32, 1, (3, 3), padding="VALID"),
     "dw3x3_c8_groups_narrow_fallback": lambda r: dwconv(r, (4, 3), 8, 1, (3, 3)),
+    # 3x3 maps, stride 1, SAME (DSP: every tap inside the input once per group of four); a partial
+    # group, RELU6 (the clamp) and 3x3 outputs at stride 2 (SAME 6x6, VALID 7x7) take the pixels
+    "dw3x3_c20_map3": lambda r: dwconv(r, (3, 3), 20, 1, (3, 3)),
+    "dw3x3_c4_map3_nobias": lambda r: dwconv(r, (3, 3), 4, 1, (3, 3), bias=False),
+    "dw3x3_c6_map3_partial": lambda r: dwconv(r, (3, 3), 6, 1, (3, 3)),
+    "dw3x3_c8_map3_relu6": lambda r: dwconv(r, (3, 3), 8, 1, (3, 3), act="RELU6"),
+    "dw3x3_c12_map3_s2": lambda r: dwconv(r, (6, 6), 12, 1, (3, 3), stride=(2, 2)),
+    "dw3x3_c4_map3_s2_valid": lambda r: dwconv(r, (7, 7), 4, 1, (3, 3), stride=(2, 2), padding="VALID"),
     # a map narrower than the window (every window past both side borders; SAME)
     "dw3x3_c12_narrow_pixels": lambda r: dwconv(r, (2, 1), 12, 1, (3, 3)),
     # fully connected
