@@ -746,7 +746,8 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
                                        const int32_t *shift, const int32_t *rq, int32_t *scratch, int8_t *output,
                                        int fast)
 {
-    const int map3 = p->out_w == 3 && p->stride_w == 1; /* calls it only where it may run */
+    /* calls it only where it may run (and the build carries it: mcu_cmsis_paths.h) */
+    const int map3 = MCU_PATH_DW_MAP3 && p->out_w == 3 && p->stride_w == 1;
     if (fast && ((map3 && mcu_cmsis_dw3x3_map3(p, input, weights, bias, rq, output)) ||
                  mcu_cmsis_dw3x3_groups(p, input, weights, folded, rq, scratch, output))) {
         return;

@@ -263,7 +263,8 @@ def dsp_paths(p: dict, has_rq: bool) -> frozenset[str]:
         return frozenset({"DW_IN1"})
     if s == PIXELS:
         k3 = (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)
-        return frozenset({"DW_PIX3"} if k3 else ())
+        map3 = k3 and p["out_w"] == 3 and p["stride_w"] == 1  # mcu_cmsis_dw3x3_map3 checks the rest
+        return frozenset({"DW_PIX3", "DW_MAP3"} if map3 else {"DW_PIX3"} if k3 else ())
     a, b = ("h", "w") if s == ROWS else ("w", "h")  # lines along a, positions along b
     k_l, k_p, stride_p, dil_l, dil_p = p[f"k_{a}"], p[f"k_{b}"], p[f"stride_{b}"], p[f"dil_{a}"], p[f"dil_{b}"]
     fast = has_rq and (p["act_min"], p["act_max"]) == (-128, 127)
