@@ -591,6 +591,20 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
     "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
     "stm r4!, {r5-r10}\n\t"
+/* MCU_PAIR_AWPUT3 with six STRs (1 cycle each, the STM 7): in the 1x1 runs' widening loop */
+#define MCU_PAIR_AWPUT3_STR                                                                                        \
+    "sxtb16 r5, r8\n\t"                                                                                            \
+    "sxtb16 r6, r9\n\t"                                                                                            \
+    "sxtb16 r7, r10\n\t"                                                                                           \
+    "sxtb16 r8, r8, ror #8\n\t"                                                                                    \
+    "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
+    "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
+    "str r5, [r4], #24\n\t"                                                                                        \
+    "str r6, [r4, #-20]\n\t"                                                                                       \
+    "str r7, [r4, #-16]\n\t"                                                                                       \
+    "str r8, [r4, #-12]\n\t"                                                                                       \
+    "str r9, [r4, #-8]\n\t"                                                                                        \
+    "str r10, [r4, #-4]\n\t"
 /* a word at byte OFF of each of the three windows' rows at r2, r12, r3 into r8, r9, r10 */
 #define MCU_PAIR_AW3LOADS_(OFF)                                                                                    \
     "ldr r8, [r2, #" OFF "]\n\t"                                                                                  \
@@ -619,24 +633,27 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQW, MCU_PAIR_AREQW)
                      "beq 7f\n\t" /* else the next pair falls through: no taken branch */
                      "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
-                     "ldr r8, [r0, #20]\n\t"
+                     "ldr r9, [r0, #20]\n\t"
                      "ldr lr, [r0, #24]\n\t"
-                     "ldrd r2, r5, [r8], #8\n\t"
-                     "str r8, [r0, #20]\n\t"
-                     /* the weights' last step first, its sums from the doubled biases (no MOVs) */
+                     /* the biases and the weights' last step in one run of pipelined loads (no LDRD:
+                        3 cycles, never pipelined), row b's weights in r4 until its SMLADs */
+                     "ldr r2, [r9], #8\n\t"
                      "ldr.w r8, [r1, #(8 * 23 + 4)]\n\t"
-                     "ldr.w r9, [r1, #(8 * 23 + 8)]\n\t"
+                     "ldr r5, [r9, #-4]\n\t"
+                     "ldr.w r4, [r1, #(8 * 23 + 8)]\n\t"
                      "ldr.w r10, [lr, #(12 * 23 + 4)]\n\t"
                      "ldr.w r11, [lr, #(12 * 23 + 8)]\n\t"
                      "ldr.w r12, [lr, #(12 * 23 + 12)]\n\t"
+                     "str r9, [r0, #20]\n\t"
                      "lsl r2, r2, #1\n\t"
                      "lsl r5, r5, #1\n\t"
+                     /* the last step's sums from the doubled biases (no MOVs) */
+                     "smlad r6, r11, r4, r5\n\t"
+                     "smlad r7, r12, r4, r5\n\t"
+                     "smlad r5, r10, r4, r5\n\t"
                      "smlad r3, r11, r8, r2\n\t"
                      "smlad r4, r12, r8, r2\n\t"
                      "smlad r2, r10, r8, r2\n\t"
-                     "smlad r6, r11, r9, r5\n\t"
-                     "smlad r7, r12, r9, r5\n\t"
-                     "smlad r5, r10, r9, r5\n\t"
                      "ldr pc, [r0, #40]\n\t" /* the other steps (at least one: K4 >= 4) */
                      "7:\n\t" MCU_PAIR_ABLOCKS_END
                      MCU_PAIR_ABLOCKS_NEXT("ldr r7, [r0, #60]\n\t")
@@ -647,7 +664,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
                      "ldr r8, [r2], #4\n\t"
-                     MCU_PAIR_AWPUT3
+                     MCU_PAIR_AWPUT3_STR
                      "cmp r2, r12\n\t"
                      "bne 2b\n\t"
                      "b 1b\n\t"
