@@ -434,12 +434,14 @@ struct mcu_pair_job {
 /* wide layout: 11 instructions (44 bytes) per step; the rows' int16 words straight into SMLAD; WB
    "!" advances the weights (the column pointer stays); the columns at r0 (lr keeps the pair's
    records, mcu_pair_rows3_asm_wide) */
-#define MCU_PAIR_AWSTEP_(S, WB)                                                                                    \
+#define MCU_PAIR_AWSTEP_(S, WB) MCU_PAIR_AWLOADS_(S, WB) MCU_PAIR_AWMACS
+#define MCU_PAIR_AWLOADS_(S, WB)                                                                                   \
     "ldr.w r8, [r1, #(8 * " #S " + 4)]\n\t"                                                                      \
     "ldr.w r9, [r1, #(8 * " #S " + 8)]" WB "\n\t"                                                                \
     "ldr.w r10, [r0, #(12 * " #S " + 4)]\n\t"                                                                    \
     "ldr.w r11, [r0, #(12 * " #S " + 8)]\n\t"                                                                    \
-    "ldr.w r12, [r0, #(12 * " #S " + 12)]\n\t"                                                                   \
+    "ldr.w r12, [r0, #(12 * " #S " + 12)]\n\t"
+#define MCU_PAIR_AWMACS                                                                                            \
     "smlad r2, r10, r8, r2\n\t"                                                                                  \
     "smlad r5, r10, r9, r5\n\t"                                                                                  \
     "smlad r3, r11, r8, r3\n\t"                                                                                  \
@@ -641,7 +643,8 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
 #define MCU_PAIR_AWSTEPS_12_22                                                                                     \
     MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
         MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
-            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "!")
+            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "")                                                      \
+                MCU_PAIR_AWLOADS_(22, "!") "ldr r0, [sp]\n\t" /* the job again, pipelined */ MCU_PAIR_AWMACS
 /* Defined where MCU_PAIR_CONV_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job);
 #if defined(MCU_PAIR_CONV_DEFS)
@@ -653,8 +656,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "ldr lr, [r0, #12]\n\t"
                      "b 1f\n\t"
                      MCU_PAIR_AWKLOOP
-                     /* the job again in r0 (the steps' column pointer), the records at lr */
-                     "ldr r0, [sp]\n\t"
+                     /* (r0 the job again since the last step's loads) the records at lr */
                      MCU_PAIR_AREQ6_(MCU_PAIR_AREQW, MCU_PAIR_AREQW)
                      "ldr r12, [r0, #8]\n\t"
                      MCU_PAIR_ASTORE6 MCU_PAIR_ANEXT
