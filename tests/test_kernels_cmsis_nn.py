@@ -38,6 +38,7 @@ from mcuforge.planner.patterns import match
 from mcuforge.planner.target import DEFAULT_ISA, ISAS
 from mcuforge.planner.targets import cmsis_nn
 from mcuforge.planner.targets.cmsis_nn import common as cmsis_common
+from mcuforge.planner.targets.cmsis_nn import conv as cmsis_conv
 from mcuforge.planner.targets.cmsis_nn import depthwise as cmsis_depthwise
 from mcuforge.planner.targets.cmsis_nn.common import unpair_rows
 from mcuforge.planner.targets.cmsis_nn.requant import requant_records
@@ -1450,8 +1451,16 @@ def test_fast_requant_proof_per_layer():
         if name.endswith("no_proof"):
             assert rq is None, name
             continue
-        assert rq is not None and rq.shape == (3 * kc.constants["multiplier"].size,), name
-        recs = rq.reshape(-1, 3)
+        channels, layout = kc.constants["multiplier"].size, kc.params.get("pair_offset")
+        # the wide layout's: per pair its two biases doubled, then its records (conv.wide_records)
+        size = 8 * ((channels + 1) // 2) if layout == cmsis_common.WIDE else 3 * channels
+        assert rq is not None and rq.shape == (size,), name
+        recs = cmsis_conv.channel_records(rq, channels, layout)
+        if layout == cmsis_common.WIDE:
+            per_pair = rq.reshape(-1, 8)
+            doubled = per_pair[:, :2].reshape(-1).astype(np.int64)
+            assert ((doubled[:channels] - 2 * kc.constants["bias"].astype(np.int64)) % 2**32 == 0).all(), name
+            assert not doubled[channels:].any() and not per_pair[:, 2:].reshape(-1)[3 * channels:].any(), name
         zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,),
                 "tconv_3x3_s2_ic8_oc6_zero_rows": (1, 4), "conv_1x1_ic64_oc6_offset_dead_rows": (1, 3)}
         for ch, (m, add, right) in enumerate(recs.tolist()):

@@ -60,6 +60,21 @@ static inline int32_t mcu_pair_stride(int32_t k, int32_t layout)
     return layout == MCU_CMSIS_PAIR_WIDE ? MCU_CMSIS_PAIR_WIDE_BYTES(k) : 2 * MCU_CMSIS_PAIR_DEPTH(k);
 }
 
+/** The records of pairs 0 .. j - 1 of rows in `rq` (fast requantization, mcu_cmsis_rq), pair j's
+    after them: in the wide layout each pair's two biases doubled, then its rows' records (conv.py
+    wide_records: mcu_pair_rows3_asm_wide reads them from one pointer, the biases as its
+    accumulators' start), else the rows' records one after the other. */
+static inline const int32_t *mcu_pair_rq_pairs(const int32_t *rq, int32_t j, int32_t layout)
+{
+    return rq + (layout == MCU_CMSIS_PAIR_WIDE ? 8 : 6) * j;
+}
+
+/** Row r's record {m, add, right} in `rq` (mcu_pair_rq_pairs). */
+static inline const int32_t *mcu_pair_rq(const int32_t *rq, int32_t r, int32_t layout)
+{
+    return layout == MCU_CMSIS_PAIR_WIDE ? mcu_pair_rq_pairs(rq, r >> 1, layout) + 2 + 3 * (r & 1) : rq + 3 * r;
+}
+
 /** Weight bytes per step (two values of each row) in the pair layout `layout`. */
 static inline int32_t mcu_pair_step_bytes(int32_t layout)
 {
@@ -293,10 +308,10 @@ static inline int32_t mcu_pair_requant(const mcu_pair_out *o, const int32_t *mul
                                        const int32_t *rq, int32_t r, int mode, int32_t acc)
 {
     if (mode == MCU_PAIR_FAST_FULL) {
-        return mcu_ssat8(mcu_cmsis_rq(acc, rq + 3 * r));
+        return mcu_ssat8(mcu_cmsis_rq(acc, mcu_pair_rq(rq, r, o->pair_offset)));
     }
     if (mode == MCU_PAIR_FAST_CLAMP) {
-        return mcu_cmsis_rq_clamp(acc, rq + 3 * r, o->act_min, o->act_max);
+        return mcu_cmsis_rq_clamp(acc, mcu_pair_rq(rq, r, o->pair_offset), o->act_min, o->act_max);
     }
     return mcu_cmsis_requantize_s8(acc, multiplier[r], shift[r], o->offset, o->act_min, o->act_max);
 }
@@ -417,13 +432,16 @@ struct mcu_pair_job {
     "smlad r7, r12, r8, r7\n\t"
 
 /* wide layout: 11 instructions (44 bytes) per step; the rows' int16 words straight into SMLAD; WB
-   "!" advances the weights (the column pointer stays) */
-#define MCU_PAIR_AWSTEP_(S, WB)                                                                                    \
+   "!" advances the weights (the column pointer stays); the columns at r0 (lr keeps the pair's
+   records, mcu_pair_rows3_asm_wide) */
+#define MCU_PAIR_AWSTEP_(S, WB) MCU_PAIR_AWLOADS_(S, WB) MCU_PAIR_AWMACS
+#define MCU_PAIR_AWLOADS_(S, WB)                                                                                   \
     "ldr.w r8, [r1, #(8 * " #S " + 4)]\n\t"                                                                      \
     "ldr.w r9, [r1, #(8 * " #S " + 8)]" WB "\n\t"                                                                \
-    "ldr.w r10, [lr, #(12 * " #S " + 4)]\n\t"                                                                    \
-    "ldr.w r11, [lr, #(12 * " #S " + 8)]\n\t"                                                                    \
-    "ldr.w r12, [lr, #(12 * " #S " + 12)]\n\t"                                                                   \
+    "ldr.w r10, [r0, #(12 * " #S " + 4)]\n\t"                                                                    \
+    "ldr.w r11, [r0, #(12 * " #S " + 8)]\n\t"                                                                    \
+    "ldr.w r12, [r0, #(12 * " #S " + 12)]\n\t"
+#define MCU_PAIR_AWMACS                                                                                            \
     "smlad r2, r10, r8, r2\n\t"                                                                                  \
     "smlad r5, r10, r9, r5\n\t"                                                                                  \
     "smlad r3, r11, r8, r3\n\t"                                                                                  \
@@ -482,10 +500,15 @@ struct mcu_pair_job {
 #define MCU_PAIR_APAIRS_TAIL_(REQ, REQB)                                                                           \
     "ldr r12, [r0, #8]\n\t" /* out */                                                                            \
     "ldr lr, [r0, #12]\n\t" /* rq */                                                                             \
+    MCU_PAIR_AREQ6_(REQ, REQB) MCU_PAIR_ASTORE6 "str lr, [r0, #12]\n\t" MCU_PAIR_ANEXT
+/* the six results requantized in place from the records at lr (advanced past them) */
+#define MCU_PAIR_AREQ6_(REQ, REQB)                                                                                 \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
     REQ("r2") REQ("r3") REQ("r4")                                                                                 \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
-    REQB("r5") REQB("r6") REQB("r7")                                                                              \
+    REQB("r5") REQB("r6") REQB("r7")
+/* ... stored from r12 (out) on, the job's out advanced; r10 the skip, r11 rq_end */
+#define MCU_PAIR_ASTORE6                                                                                           \
     "ldr r8, [r0, #4]\n\t" /* d1 */                                                                              \
     "ldr r9, [r0, #0]\n\t" /* d2 */                                                                              \
     "ldr r10, [r0, #32]\n\t" /* skip */                                                                          \
@@ -498,8 +521,9 @@ struct mcu_pair_job {
     "strb r3, [r8]\n\t"                                                                                          \
     "strb r7, [r9, #1]\n\t"                                                                                      \
     "strb r4, [r9]\n\t"                                                                                          \
-    "str r12, [r0, #8]\n\t"                                                                                      \
-    "str lr, [r0, #12]\n\t"                                                                                      \
+    "str r12, [r0, #8]\n\t"
+/* the flags eq after the last pair (lr at rq_end), r1 to the next pair's weights */
+#define MCU_PAIR_ANEXT                                                                                             \
     "cmp lr, r11\n\t"                                                                                            \
     "add r1, r1, r10\n\t"
 #define MCU_PAIR_APAIRS_END_(REQ, REQB) MCU_PAIR_APAIRS_TAIL_(REQ, REQB) "bne 1b\n\t"
@@ -591,6 +615,20 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
     "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
     "stm r4!, {r5-r10}\n\t"
+/* MCU_PAIR_AWPUT3 with six STRs (1 cycle each, the STM 7): in the 1x1 runs' widening loop */
+#define MCU_PAIR_AWPUT3_STR                                                                                        \
+    "sxtb16 r5, r8\n\t"                                                                                            \
+    "sxtb16 r6, r9\n\t"                                                                                            \
+    "sxtb16 r7, r10\n\t"                                                                                           \
+    "sxtb16 r8, r8, ror #8\n\t"                                                                                    \
+    "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
+    "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
+    "str r5, [r4], #24\n\t"                                                                                        \
+    "str r6, [r4, #-20]\n\t"                                                                                       \
+    "str r7, [r4, #-16]\n\t"                                                                                       \
+    "str r8, [r4, #-12]\n\t"                                                                                       \
+    "str r9, [r4, #-8]\n\t"                                                                                        \
+    "str r10, [r4, #-4]\n\t"
 /* a word at byte OFF of each of the three windows' rows at r2, r12, r3 into r8, r9, r10 */
 #define MCU_PAIR_AW3LOADS_(OFF)                                                                                    \
     "ldr r8, [r2, #" OFF "]\n\t"                                                                                  \
@@ -605,7 +643,8 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
 #define MCU_PAIR_AWSTEPS_12_22                                                                                     \
     MCU_PAIR_AWSTEP_(12, "") MCU_PAIR_AWSTEP_(13, "") MCU_PAIR_AWSTEP_(14, "") MCU_PAIR_AWSTEP_(15, "")            \
         MCU_PAIR_AWSTEP_(16, "") MCU_PAIR_AWSTEP_(17, "") MCU_PAIR_AWSTEP_(18, "") MCU_PAIR_AWSTEP_(19, "")        \
-            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "") MCU_PAIR_AWSTEP_(22, "!")
+            MCU_PAIR_AWSTEP_(20, "") MCU_PAIR_AWSTEP_(21, "")                                                      \
+                MCU_PAIR_AWLOADS_(22, "!") "ldr r0, [sp]\n\t" /* the job again, pipelined */ MCU_PAIR_AWMACS
 /* Defined where MCU_PAIR_CONV_DEFS is, a weak reference elsewhere (as mcu_pair_wide_dot3). */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_pair_job *job);
 #if defined(MCU_PAIR_CONV_DEFS)
@@ -614,32 +653,38 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
     (void)job;
     __asm__ volatile(MCU_PAIR_APROLOGUE(44)
                      MCU_PAIR_ABLOCKS_ENTRY
+                     "ldr lr, [r0, #12]\n\t"
                      "b 1f\n\t"
                      MCU_PAIR_AWKLOOP
-                     MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQW, MCU_PAIR_AREQW)
+                     /* (r0 the job again since the last step's loads) the records at lr */
+                     MCU_PAIR_AREQ6_(MCU_PAIR_AREQW, MCU_PAIR_AREQW)
+                     "ldr r12, [r0, #8]\n\t"
+                     MCU_PAIR_ASTORE6 MCU_PAIR_ANEXT
                      "beq 7f\n\t" /* else the next pair falls through: no taken branch */
-                     "1:\n\t" /* a pair (r0: the job): the biases, then into the K steps */
-                     "ldr r8, [r0, #20]\n\t"
-                     "ldr lr, [r0, #24]\n\t"
-                     "ldrd r2, r5, [r8], #8\n\t"
-                     "str r8, [r0, #20]\n\t"
-                     /* the weights' last step first, its sums from the doubled biases (no MOVs) */
+                     "1:\n\t" /* a pair (r0: the job; lr: its doubled biases, then its records,
+                                  mcu_pair_rq_pairs): the biases, then into the K steps, the columns at r0 */
+                     "ldr r9, [r0, #40]\n\t"
+                     "ldr r0, [r0, #24]\n\t"
+                     /* the biases and the weights' last step in one run of pipelined loads (no LDRD:
+                        3 cycles, never pipelined), row b's weights in r4 until its SMLADs */
+                     "ldr r2, [lr], #8\n\t"
                      "ldr.w r8, [r1, #(8 * 23 + 4)]\n\t"
-                     "ldr.w r9, [r1, #(8 * 23 + 8)]\n\t"
-                     "ldr.w r10, [lr, #(12 * 23 + 4)]\n\t"
-                     "ldr.w r11, [lr, #(12 * 23 + 8)]\n\t"
-                     "ldr.w r12, [lr, #(12 * 23 + 12)]\n\t"
-                     "lsl r2, r2, #1\n\t"
-                     "lsl r5, r5, #1\n\t"
+                     "ldr.w r10, [r0, #(12 * 23 + 4)]\n\t"
+                     "ldr r5, [lr, #-4]\n\t"
+                     "ldr.w r4, [r1, #(8 * 23 + 8)]\n\t"
+                     "ldr.w r11, [r0, #(12 * 23 + 8)]\n\t"
+                     "ldr.w r12, [r0, #(12 * 23 + 12)]\n\t"
+                     /* the last step's sums from the doubled biases (no MOVs, no LSLs) */
+                     "smlad r6, r11, r4, r5\n\t"
+                     "smlad r7, r12, r4, r5\n\t"
+                     "smlad r5, r10, r4, r5\n\t"
                      "smlad r3, r11, r8, r2\n\t"
                      "smlad r4, r12, r8, r2\n\t"
                      "smlad r2, r10, r8, r2\n\t"
-                     "smlad r6, r11, r9, r5\n\t"
-                     "smlad r7, r12, r9, r5\n\t"
-                     "smlad r5, r10, r9, r5\n\t"
-                     "ldr pc, [r0, #40]\n\t" /* the other steps (at least one: K4 >= 4) */
+                     "bx r9\n\t" /* the other steps (at least one: K4 >= 4) */
                      "7:\n\t" MCU_PAIR_ABLOCKS_END
-                     MCU_PAIR_ABLOCKS_NEXT("ldr r7, [r0, #60]\n\t")
+                     MCU_PAIR_ABLOCKS_NEXT("ldr r7, [r0, #60]\n\t"
+                                           "ldr lr, [r0, #80]\n\t") /* the first pair's biases */
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
                         (mcu_pair_put4_lanes' order, one STM), then its pairs */
                      "cbnz r7, 6f\n\t"
@@ -647,7 +692,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
                      "ldr r8, [r2], #4\n\t"
-                     MCU_PAIR_AWPUT3
+                     MCU_PAIR_AWPUT3_STR
                      "cmp r2, r12\n\t"
                      "bne 2b\n\t"
                      "b 1b\n\t"
@@ -790,7 +835,10 @@ static inline void mcu_pair_job_init(struct mcu_pair_job *job, const int8_t *wei
     /* the wide layout's last step taken first (mcu_pair_rows3_asm_wide): its run ends a step earlier */
     job->skip = mcu_pair_stride(k, layout) - step * (steps + e) + step * lead +
                 (layout == MCU_CMSIS_PAIR_WIDE ? step : 0);
-    job->rq_end = rq + 6 * pairs;
+    job->rq_end = rq + 6 * pairs; /* the plain and offset layouts' records, the wide one's below */
+    if (layout == MCU_CMSIS_PAIR_WIDE) { /* mcu_pair_rq_pairs (a branch: cheaper on the others' calls) */
+        job->rq_end += 2 * pairs;
+    }
     job->entry = 0;
     job->e = e;
     job->x = NULL;
@@ -864,7 +912,8 @@ __attribute__((noinline, weak)) void mcu_pair_matmul3_fast(const mcu_pair_out *o
         const int32_t done = 2 * pairs; /* the odd last row below */
         const mcu_pair_out last = {1, o->offset, o->act_min, o->act_max, o->pair_offset};
         mcu_pair_matmul3_mode(&last, weights + pairs * mcu_pair_stride(k, o->pair_offset), k, bias + done, NULL, NULL,
-                              rq + 3 * done, col, sums, out0 + done, out1 + done, out2 + done, MCU_PAIR_FAST_FULL);
+                              mcu_pair_rq_pairs(rq, pairs, o->pair_offset), col, sums, out0 + done, out1 + done,
+                              out2 + done, MCU_PAIR_FAST_FULL);
         return;
     }
 #endif

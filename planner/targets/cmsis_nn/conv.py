@@ -16,6 +16,7 @@ The DSP paths widen three pixels (or im2col columns) into scratch; the fast requ
 from __future__ import annotations
 
 import numpy as np
+from mcuforge.ir import quant
 from mcuforge.ir.expr import Call, Expr
 from mcuforge.ir.ops import _common as c
 
@@ -75,6 +76,8 @@ def lower(call: Call, isa: str) -> Lowered:
         layout = common.PLAIN
     params["pair_offset"] = layout
     consts["weights"] = common.pair_rows(w2d.astype(np.int8), layout)
+    if layout == common.WIDE and "rq" in consts:
+        consts["rq"] = wide_records(consts["rq"], consts["bias"])
     if uses_1x1(call):  # the DSP path widens three input pixels in scratch
         # Overlap: output pixels in raster order, two at a time (plain C, Helium pairs: both
         # pixels read again for every output channel written), the DSP path's three buffered in
@@ -87,6 +90,27 @@ def lower(call: Call, isa: str) -> Lowered:
     return Lowered("mcu_cmsis_conv2d_s8", params, consts, model,
                    common.scratch_size("MCU_CMSIS_CONV2D_S8_SCRATCH_BYTES", kh * kw * ic, ic),
                    overlap=common.raster_overlap(params, block=3, buffered=True))
+
+
+def wide_records(rq: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """The wide layout's `rq` (mcu_pair_rq in mcu_cmsis_pair_dsp.h): per pair of channels 2j, 2j + 1
+    their biases doubled (wrapping in int32, as the LSL they spare), then their records {m, add,
+    right}, so that mcu_pair_rows3_asm_wide reads a pair's from one pointer; an odd last channel's
+    pair padded with zeros."""
+    pairs = (bias.size + 1) // 2
+    doubled = np.zeros(2 * pairs, np.int64)
+    doubled[: bias.size] = 2 * bias.astype(np.int64)
+    records = np.zeros(6 * pairs, np.int64)
+    records[: rq.size] = rq
+    rows = np.concatenate([doubled.reshape(pairs, 2), records.reshape(pairs, 6)], axis=1)
+    return quant.wrap_int32(rows).astype(np.int32).reshape(-1)
+
+
+def channel_records(rq: np.ndarray, channels: int, layout: int) -> np.ndarray:
+    """The [channels][3] records {m, add, right} of a convolution's `rq` in the pair layout `layout`."""
+    if layout == common.WIDE:
+        rq = rq.reshape(-1, 8)[:, 2:]
+    return rq.reshape(-1, 3)[:channels]
 
 
 CHUNK = 6  # pixels the 1x1 kernel's plain C path copies to scratch at a time (its DSP scratch holds six)
