@@ -303,6 +303,51 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
     }
 }
 
+/** The columns of two output pixels of one row whose windows lie wholly inside the input (no
+    dilation across a filter row): per filter row, row_len bytes from src to col and from src +
+    pix_step to col + k (src walks row_step a filter row). */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col_pair(const int8_t *src, int32_t row_step,
+                                                                            int32_t pix_step, int32_t k_h,
+                                                                            int32_t row_len, int32_t k, int8_t *col)
+{
+    for (int32_t ky = 0; ky < k_h; ky++, src += row_step, col += row_len) {
+        mcu_cmsis_mve_copy(col, src, row_len);
+        mcu_cmsis_mve_copy(col + k, src + pix_step, row_len);
+    }
+}
+
+/** One filter row of a window (no dilation across it) whose first tap is input column ix of the row
+    at `row`: the taps left of the input and right of it filled with pad, those inside copied. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col_row(int8_t *col, const int8_t *row, int32_t ix,
+                                                                           int32_t in_w, int32_t k_w, int32_t in_c,
+                                                                           int32_t pad)
+{
+    const int32_t a = ix >= 0 ? 0 : -ix < k_w ? -ix : k_w;
+    const int32_t b = in_w - ix >= k_w ? k_w : in_w - ix > a ? in_w - ix : a;
+    mcu_cmsis_mve_fill(col, pad, a * in_c);
+    mcu_cmsis_mve_copy(col + a * in_c, row + (ix + a) * in_c, (b - a) * in_c);
+    mcu_cmsis_mve_fill(col + b * in_c, pad, (k_w - b) * in_c);
+}
+
+/** The columns of two output pixels of one row (no dilation across a filter row) whose first taps
+    are input columns ix and ix + step_x, at col and col + k, the padding filled. */
+static __attribute__((noinline, unused)) void mcu_cmsis_mve_im2col_pair_border(
+    const mcu_cmsis_conv_params *p, const int8_t *input, int32_t iy0, int32_t ix, int32_t step_x, int32_t k,
+    int8_t *col)
+{
+    const int32_t in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, row_len = k_w * in_c, pad = -p->input_offset;
+    for (int32_t ky = 0, iy = iy0; ky < p->k_h; ky++, iy += p->dil_h, col += row_len) {
+        if ((uint32_t)iy >= (uint32_t)p->in_h) {
+            mcu_cmsis_mve_fill(col, pad, row_len);
+            mcu_cmsis_mve_fill(col + k, pad, row_len);
+            continue;
+        }
+        const int8_t *row = input + iy * in_w * in_c;
+        mcu_cmsis_mve_im2col_row(col, row, ix, in_w, k_w, in_c, pad);
+        mcu_cmsis_mve_im2col_row(col + k, row, ix + step_x, in_w, k_w, in_c, pad);
+    }
+}
+
 /** mcu_cmsis_mve_im2col, not inlined: the one-pixel paths' copy. */
 static __attribute__((noinline)) void mcu_cmsis_mve_im2col_call(const mcu_cmsis_conv_params *p, const int8_t *input,
                                                                 int32_t oy, int32_t ox, int8_t *col)
@@ -674,14 +719,25 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
     mcu_cmsis_mve_any_layer(st, weights, k, out_c, bias, multiplier, shift, &o);
     int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
     int32_t n = first;
+    /* both windows inside the input: ix0 in [0, ix_end), iy0 in [0, iy_end) */
+    const int32_t in_c = p->in_c, sw = p->stride_w, sh = p->stride_h;
+    const int32_t row_len = p->k_w * in_c, row_step = p->dil_h * p->in_w * in_c;
+    const int32_t ix_last = p->in_w - sw - p->k_w + 1, iy_last = p->in_h - (p->k_h - 1) * p->dil_h;
+    const uint32_t ix_end = p->dil_w == 1 && ix_last > 0 ? (uint32_t)ix_last : 0;
+    const uint32_t iy_end = iy_last > 0 ? (uint32_t)iy_last : 0;
     for (; n + 2 <= end; n += 2, output += 2 * out_c) {
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
-        if (++ox == out_w) {
-            ox = 0, oy++;
+        const int32_t iy0 = oy * sh - p->pad_top, ix0 = ox * sw - p->pad_left;
+        if (ox + 1 < out_w && (uint32_t)ix0 < ix_end && (uint32_t)iy0 < iy_end) {
+            mcu_cmsis_mve_im2col_pair(input + (iy0 * p->in_w + ix0) * in_c, row_step, sw * in_c, p->k_h, row_len, k,
+                                      scratch);
+        } else if (ox + 1 < out_w && p->dil_w == 1) {
+            mcu_cmsis_mve_im2col_pair_border(p, input, iy0, ix0, sw, k, scratch);
+        } else { /* across two output rows, or dilated across a filter row */
+            mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
+            mcu_cmsis_mve_im2col_call(p, input, oy + (ox + 1 == out_w), ox + 1 == out_w ? 0 : ox + 1, scratch + k);
         }
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch + k);
-        if (++ox == out_w) {
-            ox = 0, oy++;
+        for (ox += 2; ox >= out_w; ox -= out_w) {
+            oy++;
         }
         mcu_cmsis_mve_matvec2_k(scratch, scratch + k, weights, out_c, bias, multiplier, shift, o.offset, lo, hi,
                                 output, output + out_c, k, st);
