@@ -382,6 +382,8 @@ CASES = {
     "conv_3x3_ic8_oc8_s2_pairs": lambda r: conv(r, (9, 10), 8, 8, (3, 3), stride=(2, 2)),
     "conv_5x5_ic8_oc12_narrow_pairs": lambda r: conv(r, (4, 3), 8, 12, (5, 5)),
     "conv_3x3_ic4_oc8_s1x3_pairs": lambda r: conv(r, (5, 10), 4, 8, (3, 3), stride=(1, 3)),
+    # Helium in_c 8: an odd last pixel through the two-pixel assembly as both of a pair
+    "conv_1x1_ic8_oc20_odd_px_relu": lambda r: conv(r, (3, 5), 8, 20, (1, 1), act="RELU"),
     "conv_3x3_ic24_oc8_s2_same": lambda r: conv(r, (7, 8), 24, 8, (3, 3), stride=(2, 2)),
     "conv_3x1_ic8_oc4_valid_k24": lambda r: conv(r, (6, 5), 8, 4, (3, 1), padding="VALID"),
     "conv_3x3_ic7_oc12_dil2_k63": lambda r: conv(r, (8, 9), 7, 12, (3, 3), dil=(2, 2)),

@@ -311,8 +311,18 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col_pair(cons
                                                                             int32_t row_len, int32_t k, int8_t *col)
 {
     for (int32_t ky = 0; ky < k_h; ky++, src += row_step, col += row_len) {
-        mcu_cmsis_mve_copy(col, src, row_len);
-        mcu_cmsis_mve_copy(col + k, src + pix_step, row_len);
+        const int8_t *s0 = src, *s1 = src + pix_step;
+        int8_t *c0 = col, *c1 = col + k;
+        __asm__ volatile("dlstp.8 lr, %[n]\n" /* row_len >= 1 */
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[s0]], #16\n\t"
+                         "vldrb.8 q1, [%[s1]], #16\n\t"
+                         "vstrb.8 q0, [%[c0]], #16\n\t"
+                         "vstrb.8 q1, [%[c1]], #16\n\t"
+                         "letp lr, 1b\n"
+                         : [s0] "+r"(s0), [s1] "+r"(s1), [c0] "+r"(c0), [c1] "+r"(c1)
+                         : [n] "r"(row_len)
+                         : "q0", "q1", "lr", "memory");
     }
 }
 
@@ -327,6 +337,22 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col_row(int8_
     mcu_cmsis_mve_fill(col, pad, a * in_c);
     mcu_cmsis_mve_copy(col + a * in_c, row + (ix + a) * in_c, (b - a) * in_c);
     mcu_cmsis_mve_fill(col + b * in_c, pad, (k_w - b) * in_c);
+}
+
+/** The column of the window whose first tap is input (iy0, ix0) (no dilation across a filter row):
+    per filter row the taps left of the input, inside and right of it as a fill, a copy and a fill. */
+static __attribute__((noinline, unused)) void mcu_cmsis_mve_im2col_rows(const mcu_cmsis_conv_params *p,
+                                                                       const int8_t *input, int32_t iy0, int32_t ix0,
+                                                                       int8_t *col)
+{
+    const int32_t in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, row_len = k_w * in_c, pad = -p->input_offset;
+    for (int32_t ky = 0, iy = iy0; ky < p->k_h; ky++, iy += p->dil_h, col += row_len) {
+        if ((uint32_t)iy >= (uint32_t)p->in_h) {
+            mcu_cmsis_mve_fill(col, pad, row_len);
+        } else {
+            mcu_cmsis_mve_im2col_row(col, input + iy * in_w * in_c, ix0, in_w, k_w, in_c, pad);
+        }
+    }
 }
 
 /** The columns of two output pixels of one row (no dilation across a filter row) whose first taps
@@ -546,6 +572,8 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0
     "vmladav" acc ".s8 r6, q0, q5\n\t" \
     "vmladav" acc ".s8 lr, q1, q5\n\t"
     __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "and r0, %[n], #15\n\t" /* the k % 16 values past the steps: P0 for every group */
+                     "vctp.8 r0\n"
                      "4:\n\t"
                      "vldrb.8 q0, [%[x0]], #16\n\t"
                      "vldrb.8 q1, [%[x1]], #16\n\t"
@@ -561,7 +589,6 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0
                      "2:\n\t"
                      "adds %[n], %[n], #16\n\t" /* k % 16 */
                      "beq 3f\n\t"
-                     "vctp.8 %[n]\n\t"
                      "vpstt\n\t"
                      "vldrbt.8 q0, [%[x0]]\n\t"
                      "vldrbt.8 q1, [%[x1]]\n\t"
@@ -732,7 +759,10 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
                                       scratch);
         } else if (ox + 1 < out_w && p->dil_w == 1) {
             mcu_cmsis_mve_im2col_pair_border(p, input, iy0, ix0, sw, k, scratch);
-        } else { /* across two output rows, or dilated across a filter row */
+        } else if (p->dil_w == 1) { /* across two output rows */
+            mcu_cmsis_mve_im2col_rows(p, input, iy0, ix0, scratch);
+            mcu_cmsis_mve_im2col_rows(p, input, iy0 + sh, -p->pad_left, scratch + k);
+        } else { /* dilated across a filter row */
             mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
             mcu_cmsis_mve_im2col_call(p, input, oy + (ox + 1 == out_w), ox + 1 == out_w ? 0 : ox + 1, scratch + k);
         }
@@ -743,7 +773,11 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
                                 output, output + out_c, k, st);
     }
     if (n < end) {
-        mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
+        if (p->dil_w == 1) {
+            mcu_cmsis_mve_im2col_rows(p, input, oy * sh - p->pad_top, ox * sw - p->pad_left, scratch);
+        } else {
+            mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
+        }
         mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, 0);
     }
 }
@@ -817,10 +851,16 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
                                 output + n * out_c, output + (n + 1) * out_c, k, any ? st : NULL);
     }
-    if (n < pixels) {
+    if (n < pixels) { /* the last pixel alone; in_c 8: as both of a pair (its outputs written twice) */
         const int32_t oy = n / out_w, ox = n - oy * out_w;
         const int8_t *x = mcu_cmsis_1x1_mve_source(input + (oy * sh * in_w + ox * sw) * k, 1, k, buf);
-        mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, 0);
+        if (any && k == 8) {
+            st[6] = 0;
+            mcu_cmsis_mve_matvec2_k(x, x, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
+                                    output + n * out_c, output + n * out_c, k, st);
+        } else {
+            mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, 0);
+        }
     }
 }
 
