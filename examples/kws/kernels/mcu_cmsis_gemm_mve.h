@@ -25,7 +25,8 @@
  *     (mcu_cmsis_mve_dot2x4_k); in_c 8: the pixels widened once, every group of four channels and
  *     its requantization one assembly block (mcu_cmsis_mve_matvec2_k8); any other in_c > 16: a loop of sixteen values a step, the last
  *     in_c % 16 under a VCTP predicate, the whole channel loop and its requantization one assembly
- *     block (mcu_cmsis_mve_matvec2_any);
+ *     block (mcu_cmsis_mve_matvec2_any; 16 < in_c <= 32: one step and the rest, the inputs read at
+ *     fixed offsets, mcu_cmsis_mve_matvec2_k32);
  *   - convolutions through im2col with k >= 16: the two pixels' columns one after the other in
  *     scratch, through the same loop (mcu_cmsis_mve_matvec2_any).
  */
@@ -196,12 +197,17 @@ static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_requantize_
 /** 1 when every one of the n shifts is <= 0. */
 static inline int mcu_cmsis_mve_shifts_right(const int32_t *shift, int32_t n)
 {
-    for (int32_t j = 0; j < n; j++) {
-        if (shift[j] > 0) {
-            return 0;
-        }
-    }
-    return 1;
+    int32_t m = INT32_MIN; /* the largest shift, four at a time (tail-predicated: only the n read) */
+    __asm__("wlstp.32 lr, %[n], 2f\n"
+            "1:\n\t"
+            "vldrw.32 q0, [%[s]], #16\n\t"
+            "vmaxv.s32 %[m], q0\n\t"
+            "letp lr, 1b\n"
+            "2:\n"
+            : [m] "+r"(m), [s] "+r"(shift)
+            : [n] "r"(n)
+            : "q0", "lr", "memory");
+    return m <= 0;
 }
 
 /** out[j] = requantize(bias[j] + sum_{i<k} x[i] * w_j[i]) for the n rows w_j of the pair-layout
@@ -606,7 +612,6 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0
                      : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
                      :
                      : MCU_MVE_MATVEC2_CLOBBERS);
-#undef MCU_MVE_MATVEC2_ANY_STEP
 }
 
 /** mcu_cmsis_mve_matvec2_any for k = 8: the two pixels widened once (VLDRB.S16, into q0 / q1 for
@@ -642,6 +647,35 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_k8(const int8_t *x0,
                      :
                      : MCU_MVE_MATVEC2_CLOBBERS);
 }
+
+/** mcu_cmsis_mve_matvec2_any for 16 < k <= 32: per group one step of sixteen values and one of the
+    k - 16 left (under the predicate set once), the inputs read at fixed offsets (nothing restarted). */
+static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_k32(const int8_t *x0, const int8_t *x1, int8_t *out0,
+                                                                const int32_t *st)
+{
+    int32_t left; /* k - 16 */
+    __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "vctp.8 %[n]\n"
+                     "4:\n\t"
+                     "vldrb.8 q0, [%[x0]]\n\t"
+                     "vldrb.8 q1, [%[x1]]\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("")
+                     "vpstt\n\t"
+                     "vldrbt.8 q0, [%[x0], #16]\n\t"
+                     "vldrbt.8 q1, [%[x1], #16]\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("a")
+                     MCU_MVE_MATVEC2_REQUANTIZE
+                     /* the next group: its pairs follow the second pair (the pointers walked one pair each) */
+                     "sub lr, %[w1], %[w0]\n\t"
+                     "mov %[w0], %[w1]\n\t"
+                     "add %[w1], %[w1], lr\n\t"
+                     "bne 4b\n\t"
+                     "add sp, sp, #40"
+                     : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
+                     :
+                     : MCU_MVE_MATVEC2_CLOBBERS);
+}
+#undef MCU_MVE_MATVEC2_ANY_STEP
 #undef MCU_MVE_MATVEC2_FRAME
 #undef MCU_MVE_MATVEC2_SHIFT
 #undef MCU_MVE_MATVEC2_REQUANTIZE
@@ -688,7 +722,7 @@ static __attribute__((noinline)) void mcu_cmsis_mve_rows_tail(const int8_t *x0, 
 
 /** Two pixels' outputs (every shift <= 0; n a multiple of 4 and k a compile-time constant of
     mcu_cmsis_mve_dot2x4_k, or with `any` (the layer's mcu_cmsis_mve_any_layer, else NULL: a
-    compile-time constant) any n and any k >= 16: mcu_cmsis_mve_matvec2_any, the last n % 4 rows by
+    compile-time constant) any n and any k >= 16: mcu_cmsis_mve_matvec2_any (_k8, _k32), the last n % 4 rows by
     mcu_cmsis_mve_rows_tail; out1 is out0 + n). */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
                                                                           const int8_t *weights, int32_t n,
@@ -705,6 +739,8 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
         j = n & ~3;
         if (j > 0 && __builtin_constant_p(k) && k == 8) {
             mcu_cmsis_mve_matvec2_k8(x0, x1, out0, any);
+        } else if (j > 0 && (uint32_t)(k - 17) < 16) { /* 16 < k <= 32 */
+            mcu_cmsis_mve_matvec2_k32(x0, x1, out0, any);
         } else if (j > 0) {
             mcu_cmsis_mve_matvec2_any(x0, x1, out0, any);
         }
