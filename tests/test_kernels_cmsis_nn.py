@@ -378,6 +378,16 @@ CASES = {
     # padding, VALID with k = 24, dilation, k = 16 (the least it takes) and k = 15 (one pixel at a
     # time)
     "conv_3x3_ic8_oc32_odd_px": lambda r: conv(r, (7, 9), 8, 32, (3, 3)),
+    # Helium's im2col pairs: both windows inside (stride 2 across), the border's padded taps, windows
+    # wider than the input (padding on both sides of one row), a pair across two output rows
+    "conv_3x3_ic8_oc8_s2_pairs": lambda r: conv(r, (9, 10), 8, 8, (3, 3), stride=(2, 2)),
+    "conv_5x5_ic8_oc12_narrow_pairs": lambda r: conv(r, (4, 3), 8, 12, (5, 5)),
+    "conv_3x3_ic4_oc8_s1x3_pairs": lambda r: conv(r, (5, 10), 4, 8, (3, 3), stride=(1, 3)),
+    # Helium in_c 8: an odd last pixel through the two-pixel assembly as both of a pair
+    "conv_1x1_ic8_oc20_odd_px_relu": lambda r: conv(r, (3, 5), 8, 20, (1, 1), act="RELU"),
+    # Helium 16 < k <= 32 (one step and the rest): k = 32 through im2col, k = 20 1x1 with a rows tail
+    "conv_2x2_ic8_oc8_k32": lambda r: conv(r, (5, 6), 8, 8, (2, 2)),
+    "conv_1x1_ic20_oc10_k20": lambda r: conv(r, (3, 3), 20, 10, (1, 1), act="RELU6"),
     "conv_3x3_ic24_oc8_s2_same": lambda r: conv(r, (7, 8), 24, 8, (3, 3), stride=(2, 2)),
     "conv_3x1_ic8_oc4_valid_k24": lambda r: conv(r, (6, 5), 8, 4, (3, 1), padding="VALID"),
     "conv_3x3_ic7_oc12_dil2_k63": lambda r: conv(r, (8, 9), 7, 12, (3, 3), dil=(2, 2)),

@@ -25,7 +25,8 @@
  *     (mcu_cmsis_mve_dot2x4_k); in_c 8: the pixels widened once, every group of four channels and
  *     its requantization one assembly block (mcu_cmsis_mve_matvec2_k8); any other in_c > 16: a loop of sixteen values a step, the last
  *     in_c % 16 under a VCTP predicate, the whole channel loop and its requantization one assembly
- *     block (mcu_cmsis_mve_matvec2_any);
+ *     block (mcu_cmsis_mve_matvec2_any; 16 < in_c <= 32: one step and the rest, the inputs read at
+ *     fixed offsets, mcu_cmsis_mve_matvec2_k32);
  *   - convolutions through im2col with k >= 16: the two pixels' columns one after the other in
  *     scratch, through the same loop (mcu_cmsis_mve_matvec2_any).
  */
@@ -196,12 +197,17 @@ static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_requantize_
 /** 1 when every one of the n shifts is <= 0. */
 static inline int mcu_cmsis_mve_shifts_right(const int32_t *shift, int32_t n)
 {
-    for (int32_t j = 0; j < n; j++) {
-        if (shift[j] > 0) {
-            return 0;
-        }
-    }
-    return 1;
+    int32_t m = INT32_MIN; /* the largest shift, four at a time (tail-predicated: only the n read) */
+    __asm__("wlstp.32 lr, %[n], 2f\n"
+            "1:\n\t"
+            "vldrw.32 q0, [%[s]], #16\n\t"
+            "vmaxv.s32 %[m], q0\n\t"
+            "letp lr, 1b\n"
+            "2:\n"
+            : [m] "+r"(m), [s] "+r"(shift)
+            : [n] "r"(n)
+            : "q0", "lr", "memory");
+    return m <= 0;
 }
 
 /** out[j] = requantize(bias[j] + sum_{i<k} x[i] * w_j[i]) for the n rows w_j of the pair-layout
@@ -300,6 +306,77 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col(const mcu
                 mcu_cmsis_mve_copy(col + kx * in_c, src + kx * dil_w * in_c, in_c);
             }
         }
+    }
+}
+
+/** The columns of two output pixels of one row whose windows lie wholly inside the input (no
+    dilation across a filter row): per filter row, row_len bytes from src to col and from src +
+    pix_step to col + k (src walks row_step a filter row). */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col_pair(const int8_t *src, int32_t row_step,
+                                                                            int32_t pix_step, int32_t k_h,
+                                                                            int32_t row_len, int32_t k, int8_t *col)
+{
+    for (int32_t ky = 0; ky < k_h; ky++, src += row_step, col += row_len) {
+        const int8_t *s0 = src, *s1 = src + pix_step;
+        int8_t *c0 = col, *c1 = col + k;
+        __asm__ volatile("dlstp.8 lr, %[n]\n" /* row_len >= 1 */
+                         "1:\n\t"
+                         "vldrb.8 q0, [%[s0]], #16\n\t"
+                         "vldrb.8 q1, [%[s1]], #16\n\t"
+                         "vstrb.8 q0, [%[c0]], #16\n\t"
+                         "vstrb.8 q1, [%[c1]], #16\n\t"
+                         "letp lr, 1b\n"
+                         : [s0] "+r"(s0), [s1] "+r"(s1), [c0] "+r"(c0), [c1] "+r"(c1)
+                         : [n] "r"(row_len)
+                         : "q0", "q1", "lr", "memory");
+    }
+}
+
+/** One filter row of a window (no dilation across it) whose first tap is input column ix of the row
+    at `row`: the taps left of the input and right of it filled with pad, those inside copied. */
+static inline __attribute__((always_inline)) void mcu_cmsis_mve_im2col_row(int8_t *col, const int8_t *row, int32_t ix,
+                                                                           int32_t in_w, int32_t k_w, int32_t in_c,
+                                                                           int32_t pad)
+{
+    const int32_t a = ix >= 0 ? 0 : -ix < k_w ? -ix : k_w;
+    const int32_t b = in_w - ix >= k_w ? k_w : in_w - ix > a ? in_w - ix : a;
+    mcu_cmsis_mve_fill(col, pad, a * in_c);
+    mcu_cmsis_mve_copy(col + a * in_c, row + (ix + a) * in_c, (b - a) * in_c);
+    mcu_cmsis_mve_fill(col + b * in_c, pad, (k_w - b) * in_c);
+}
+
+/** The column of the window whose first tap is input (iy0, ix0) (no dilation across a filter row):
+    per filter row the taps left of the input, inside and right of it as a fill, a copy and a fill. */
+static __attribute__((noinline, unused)) void mcu_cmsis_mve_im2col_rows(const mcu_cmsis_conv_params *p,
+                                                                       const int8_t *input, int32_t iy0, int32_t ix0,
+                                                                       int8_t *col)
+{
+    const int32_t in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, row_len = k_w * in_c, pad = -p->input_offset;
+    for (int32_t ky = 0, iy = iy0; ky < p->k_h; ky++, iy += p->dil_h, col += row_len) {
+        if ((uint32_t)iy >= (uint32_t)p->in_h) {
+            mcu_cmsis_mve_fill(col, pad, row_len);
+        } else {
+            mcu_cmsis_mve_im2col_row(col, input + iy * in_w * in_c, ix0, in_w, k_w, in_c, pad);
+        }
+    }
+}
+
+/** The columns of two output pixels of one row (no dilation across a filter row) whose first taps
+    are input columns ix and ix + step_x, at col and col + k, the padding filled. */
+static __attribute__((noinline, unused)) void mcu_cmsis_mve_im2col_pair_border(
+    const mcu_cmsis_conv_params *p, const int8_t *input, int32_t iy0, int32_t ix, int32_t step_x, int32_t k,
+    int8_t *col)
+{
+    const int32_t in_w = p->in_w, in_c = p->in_c, k_w = p->k_w, row_len = k_w * in_c, pad = -p->input_offset;
+    for (int32_t ky = 0, iy = iy0; ky < p->k_h; ky++, iy += p->dil_h, col += row_len) {
+        if ((uint32_t)iy >= (uint32_t)p->in_h) {
+            mcu_cmsis_mve_fill(col, pad, row_len);
+            mcu_cmsis_mve_fill(col + k, pad, row_len);
+            continue;
+        }
+        const int8_t *row = input + iy * in_w * in_c;
+        mcu_cmsis_mve_im2col_row(col, row, ix, in_w, k_w, in_c, pad);
+        mcu_cmsis_mve_im2col_row(col + k, row, ix + step_x, in_w, k_w, in_c, pad);
     }
 }
 
@@ -501,6 +578,8 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0
     "vmladav" acc ".s8 r6, q0, q5\n\t" \
     "vmladav" acc ".s8 lr, q1, q5\n\t"
     __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "and r0, %[n], #15\n\t" /* the k % 16 values past the steps: P0 for every group */
+                     "vctp.8 r0\n"
                      "4:\n\t"
                      "vldrb.8 q0, [%[x0]], #16\n\t"
                      "vldrb.8 q1, [%[x1]], #16\n\t"
@@ -516,7 +595,6 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0
                      "2:\n\t"
                      "adds %[n], %[n], #16\n\t" /* k % 16 */
                      "beq 3f\n\t"
-                     "vctp.8 %[n]\n\t"
                      "vpstt\n\t"
                      "vldrbt.8 q0, [%[x0]]\n\t"
                      "vldrbt.8 q1, [%[x1]]\n\t"
@@ -534,7 +612,6 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_any(const int8_t *x0
                      : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
                      :
                      : MCU_MVE_MATVEC2_CLOBBERS);
-#undef MCU_MVE_MATVEC2_ANY_STEP
 }
 
 /** mcu_cmsis_mve_matvec2_any for k = 8: the two pixels widened once (VLDRB.S16, into q0 / q1 for
@@ -570,6 +647,35 @@ static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_k8(const int8_t *x0,
                      :
                      : MCU_MVE_MATVEC2_CLOBBERS);
 }
+
+/** mcu_cmsis_mve_matvec2_any for 16 < k <= 32: per group one step of sixteen values and one of the
+    k - 16 left (under the predicate set once), the inputs read at fixed offsets (nothing restarted). */
+static __attribute__((noinline)) void mcu_cmsis_mve_matvec2_k32(const int8_t *x0, const int8_t *x1, int8_t *out0,
+                                                                const int32_t *st)
+{
+    int32_t left; /* k - 16 */
+    __asm__ volatile(MCU_MVE_MATVEC2_FRAME
+                     "vctp.8 %[n]\n"
+                     "4:\n\t"
+                     "vldrb.8 q0, [%[x0]]\n\t"
+                     "vldrb.8 q1, [%[x1]]\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("")
+                     "vpstt\n\t"
+                     "vldrbt.8 q0, [%[x0], #16]\n\t"
+                     "vldrbt.8 q1, [%[x1], #16]\n\t"
+                     MCU_MVE_MATVEC2_ANY_STEP("a")
+                     MCU_MVE_MATVEC2_REQUANTIZE
+                     /* the next group: its pairs follow the second pair (the pointers walked one pair each) */
+                     "sub lr, %[w1], %[w0]\n\t"
+                     "mov %[w0], %[w1]\n\t"
+                     "add %[w1], %[w1], lr\n\t"
+                     "bne 4b\n\t"
+                     "add sp, sp, #40"
+                     : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(out0), [w1] "+r"(st), [n] "=&r"(left)
+                     :
+                     : MCU_MVE_MATVEC2_CLOBBERS);
+}
+#undef MCU_MVE_MATVEC2_ANY_STEP
 #undef MCU_MVE_MATVEC2_FRAME
 #undef MCU_MVE_MATVEC2_SHIFT
 #undef MCU_MVE_MATVEC2_REQUANTIZE
@@ -616,7 +722,7 @@ static __attribute__((noinline)) void mcu_cmsis_mve_rows_tail(const int8_t *x0, 
 
 /** Two pixels' outputs (every shift <= 0; n a multiple of 4 and k a compile-time constant of
     mcu_cmsis_mve_dot2x4_k, or with `any` (the layer's mcu_cmsis_mve_any_layer, else NULL: a
-    compile-time constant) any n and any k >= 16: mcu_cmsis_mve_matvec2_any, the last n % 4 rows by
+    compile-time constant) any n and any k >= 16: mcu_cmsis_mve_matvec2_any (_k8, _k32), the last n % 4 rows by
     mcu_cmsis_mve_rows_tail; out1 is out0 + n). */
 static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const int8_t *x0, const int8_t *x1,
                                                                           const int8_t *weights, int32_t n,
@@ -633,6 +739,8 @@ static inline __attribute__((always_inline)) void mcu_cmsis_mve_matvec2_k(const 
         j = n & ~3;
         if (j > 0 && __builtin_constant_p(k) && k == 8) {
             mcu_cmsis_mve_matvec2_k8(x0, x1, out0, any);
+        } else if (j > 0 && (uint32_t)(k - 17) < 16) { /* 16 < k <= 32 */
+            mcu_cmsis_mve_matvec2_k32(x0, x1, out0, any);
         } else if (j > 0) {
             mcu_cmsis_mve_matvec2_any(x0, x1, out0, any);
         }
@@ -674,20 +782,38 @@ static __attribute__((noinline)) void mcu_cmsis_conv2d_mve_pairs(const mcu_cmsis
     mcu_cmsis_mve_any_layer(st, weights, k, out_c, bias, multiplier, shift, &o);
     int32_t oy = first / out_w, ox = first % out_w; /* pixel n */
     int32_t n = first;
+    /* both windows inside the input: ix0 in [0, ix_end), iy0 in [0, iy_end) */
+    const int32_t in_c = p->in_c, sw = p->stride_w, sh = p->stride_h;
+    const int32_t row_len = p->k_w * in_c, row_step = p->dil_h * p->in_w * in_c;
+    const int32_t ix_last = p->in_w - sw - p->k_w + 1, iy_last = p->in_h - (p->k_h - 1) * p->dil_h;
+    const uint32_t ix_end = p->dil_w == 1 && ix_last > 0 ? (uint32_t)ix_last : 0;
+    const uint32_t iy_end = iy_last > 0 ? (uint32_t)iy_last : 0;
     for (; n + 2 <= end; n += 2, output += 2 * out_c) {
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch);
-        if (++ox == out_w) {
-            ox = 0, oy++;
+        const int32_t iy0 = oy * sh - p->pad_top, ix0 = ox * sw - p->pad_left;
+        if (ox + 1 < out_w && (uint32_t)ix0 < ix_end && (uint32_t)iy0 < iy_end) {
+            mcu_cmsis_mve_im2col_pair(input + (iy0 * p->in_w + ix0) * in_c, row_step, sw * in_c, p->k_h, row_len, k,
+                                      scratch);
+        } else if (ox + 1 < out_w && p->dil_w == 1) {
+            mcu_cmsis_mve_im2col_pair_border(p, input, iy0, ix0, sw, k, scratch);
+        } else if (p->dil_w == 1) { /* across two output rows */
+            mcu_cmsis_mve_im2col_rows(p, input, iy0, ix0, scratch);
+            mcu_cmsis_mve_im2col_rows(p, input, iy0 + sh, -p->pad_left, scratch + k);
+        } else { /* dilated across a filter row */
+            mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
+            mcu_cmsis_mve_im2col_call(p, input, oy + (ox + 1 == out_w), ox + 1 == out_w ? 0 : ox + 1, scratch + k);
         }
-        mcu_cmsis_mve_im2col(p, input, oy, ox, scratch + k);
-        if (++ox == out_w) {
-            ox = 0, oy++;
+        for (ox += 2; ox >= out_w; ox -= out_w) {
+            oy++;
         }
         mcu_cmsis_mve_matvec2_k(scratch, scratch + k, weights, out_c, bias, multiplier, shift, o.offset, lo, hi,
                                 output, output + out_c, k, st);
     }
     if (n < end) {
-        mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
+        if (p->dil_w == 1) {
+            mcu_cmsis_mve_im2col_rows(p, input, oy * sh - p->pad_top, ox * sw - p->pad_left, scratch);
+        } else {
+            mcu_cmsis_mve_im2col_call(p, input, oy, ox, scratch);
+        }
         mcu_cmsis_mve_matvec(scratch, weights, k, out_c, bias, multiplier, shift, &o, output, 1, 0);
     }
 }
@@ -761,10 +887,16 @@ static inline __attribute__((always_inline)) void mcu_cmsis_conv2d_1x1_mve_pairs
         mcu_cmsis_mve_matvec2_k(x0, x1, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
                                 output + n * out_c, output + (n + 1) * out_c, k, any ? st : NULL);
     }
-    if (n < pixels) {
+    if (n < pixels) { /* the last pixel alone; in_c 8: as both of a pair (its outputs written twice) */
         const int32_t oy = n / out_w, ox = n - oy * out_w;
         const int8_t *x = mcu_cmsis_1x1_mve_source(input + (oy * sh * in_w + ox * sw) * k, 1, k, buf);
-        mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, 0);
+        if (any && k == 8) {
+            st[6] = 0;
+            mcu_cmsis_mve_matvec2_k(x, x, weights, out_c, bias, multiplier, shift, out_offset, lo, hi,
+                                    output + n * out_c, output + n * out_c, k, st);
+        } else {
+            mcu_cmsis_mve_matvec(x, weights, k, out_c, bias, multiplier, shift, &o, output + n * out_c, 1, 0);
+        }
     }
 }
 
