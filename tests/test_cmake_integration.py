@@ -90,6 +90,14 @@ def test_three_models_static_whole_archive_and_object_run_bit_exact(models, tmp_
     kernels = [os.path.basename(c["file"]) for c in commands if "mcuforge_kernels.dir" in c["command"]]
     assert len(kernels) == len(set(kernels)) and "mcu_cmsis_fully_connected_s8.c" in kernels
     assert {"mcu_conv_2d_s8.c", "mcu_cmsis_conv2d_s8.c"} <= set(kernels)
+    # compiled with the union of the models' kernel paths (mcu_cmsis_paths.h)
+    union = {f"-DMCU_PATH_{name}=1" for p in compiled for name in json.loads((src / p / "report.json").read_text())
+             ["kernel_paths"]}
+    assert union  # KWS takes some
+    for c in commands:
+        if "mcuforge_kernels.dir" in c["command"]:
+            assert "-DMCU_PATHS_SELECTED" in c["command"].split()
+            assert {w for w in c["command"].split() if w.startswith("-DMCU_PATH_")} == union
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None and os.environ.get("CI") != "true",
