@@ -606,23 +606,18 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "str lr, [r4, #(" #LO " + 12)]" WB "\n\t"
 #define MCU_PAIR_WIDE_STEPS 24
 /* the wide layout's widening of a group of four values of three columns, loaded into r8, r9, r10:
-   mcu_pair_put4_lanes' order, one STM at r4 */
-#define MCU_PAIR_AWPUT3                                                                                            \
+   split into r5-r10 in mcu_pair_put4_lanes' order (AWSPLIT3), then stored with one STM at r4 */
+#define MCU_PAIR_AWSPLIT3                                                                                          \
     "sxtb16 r5, r8\n\t"                                                                                            \
     "sxtb16 r6, r9\n\t"                                                                                            \
     "sxtb16 r7, r10\n\t"                                                                                           \
     "sxtb16 r8, r8, ror #8\n\t"                                                                                    \
     "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
-    "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
-    "stm r4!, {r5-r10}\n\t"
+    "sxtb16 r10, r10, ror #8\n\t"
+#define MCU_PAIR_AWPUT3 MCU_PAIR_AWSPLIT3 "stm r4!, {r5-r10}\n\t"
 /* MCU_PAIR_AWPUT3 with six STRs (1 cycle each, the STM 7): in the 1x1 runs' widening loop */
 #define MCU_PAIR_AWPUT3_STR                                                                                        \
-    "sxtb16 r5, r8\n\t"                                                                                            \
-    "sxtb16 r6, r9\n\t"                                                                                            \
-    "sxtb16 r7, r10\n\t"                                                                                           \
-    "sxtb16 r8, r8, ror #8\n\t"                                                                                    \
-    "sxtb16 r9, r9, ror #8\n\t"                                                                                    \
-    "sxtb16 r10, r10, ror #8\n\t"                                                                                  \
+    MCU_PAIR_AWSPLIT3                                                                                              \
     "str r5, [r4], #24\n\t"                                                                                        \
     "str r6, [r4, #-20]\n\t"                                                                                       \
     "str r7, [r4, #-16]\n\t"                                                                                       \
