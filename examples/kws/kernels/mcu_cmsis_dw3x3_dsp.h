@@ -38,11 +38,12 @@
  * 3x3x256 layers 106,944 / 54,614 / 107,090 -> 122,843 / 74,258 / 118,417, the band's widening
  * and the records 10 to 20 cycles an output).
  *
- * 3x3 maps at stride 1 padded one line on each side (mcu_cmsis_dw3x3_map3, before the group sweep):
+ * 3x3 output maps (mcu_cmsis_dw3x3_map3, before the group sweep: stride 1 over a 3x3 map padded one
+ * line on each side, path DW_MAP3; stride 2 over a 6x6 map padded one line after it, DW_MAP3_S2):
  * per group of four channels every tap inside the input once, none outside (x + input_offset
- * against TFLM's own bias), each channel's nine outputs in assembly: VWW's 3x3x256 layer 107,389 ->
- * 56,498 estimated M4 cycles, +1.0 KB code. No scratch. (The same for 6x6 -> 3x3 at stride 2, VWW's
- * 3x3x128 layer 54,753 -> 37,401, took another 1.2 KB of code: left out.)
+ * against TFLM's own bias), each channel's nine outputs in assembly: VWW's 3x3x256 and 6x6 ->
+ * 3x3x128 layers 107,389 / 54,779 -> 56,449 / 38,687 estimated M4 cycles, +1.0 / +1.1 KB code (a
+ * path each: mcu_cmsis_paths.h). No scratch.
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
 #define MCU_CMSIS_DW3X3_DSP_H
@@ -615,11 +616,12 @@ __attribute__((noinline)) static int mcu_cmsis_dw3x3_groups(const mcu_cmsis_dw_c
     return 1;
 }
 
-/* ---- 3x3 maps, stride 1, one padded line on each side (VWW's last depthwise layer): per group of
-   four channels its nine input words and nine weight words widened once, every tap inside the input
-   taken once: x + input_offset against TFLM's own bias, as TFLM sums them, so no padded tap at all.
-   Per input row the int16 pairs (x0, x1), (x1, x2), per filter row (w0, w1), (w1, w2), four words
-   apart (one per channel), rows eight. ------------------------------------------------------------ */
+/* ---- 3x3 output maps (VWW's last two depthwise layers): stride 1 over a 3x3 input padded one line on
+   each side (path DW_MAP3), stride 2 over a 6x6 input padded one line after it (DW_MAP3_S2). Per group
+   of four channels its input and weight words widened once, every tap inside the input taken once:
+   x + input_offset against TFLM's own bias, as TFLM sums them, so no padded tap at all. Per input
+   row (pair words four words apart, one per channel): stride 1 the int16 pairs (x0, x1), (x1, x2),
+   stride 2 (x0, x1), (x2, x3), (x4, x5); per filter row (w0, w1), (w1, w2). ---------------------- */
 
 /** Two positions' four channels (q0, q1: their bytes) plus `off` (an int16 pair, both lanes the
     same) as int16 pairs, one word per channel, the position of q0 in the bottom lane. */
@@ -633,12 +635,13 @@ static inline void mcu_cmsis_dw_pairs_plus(int32_t q0, int32_t q1, int32_t off, 
 }
 
 #if defined(MCU_CMSIS_DW_ASM)
-/* The C model below in assembly: per output row its accumulators from the bias, per input row inside
-   the input its two pair words and the filter row's loaded back to back, four multiply-accumulates;
-   the row's three outputs requantized (the record loaded once a row) and stored ch apart. */
+/* The C model below in assembly, one channel: per output row its accumulators from the bias, per
+   input row inside the input its pair words and the filter row's loaded back to back, then the
+   multiply-accumulates; the row's three outputs requantized (the record loaded once a row) and
+   stored ch apart. */
 #define MCU_CMSIS_DW_MAP3_BIAS "ldr %[a0], [%[b]]\n\tmov %[a1], %[a0]\n\tmov %[a2], %[a0]\n\t"
-/* input row r under filter row ky */
-#define MCU_CMSIS_DW_MAP3_TAPS(r, ky)                                                                              \
+/* stride 1: input row r under filter row ky */
+#define MCU_CMSIS_DW_MAP3_TAPS1(r, ky)                                                                             \
     "ldr %[t0], [%[x], #32*" #r "]\n\t"                                                                             \
     "ldr %[t1], [%[x], #32*" #r "+16]\n\t"                                                                          \
     "ldr %[t2], [%[w], #32*" #ky "]\n\t"                                                                            \
@@ -647,6 +650,18 @@ static inline void mcu_cmsis_dw_pairs_plus(int32_t q0, int32_t q1, int32_t off, 
     "smlad %[a1], %[t0], %[t2], %[a1]\n\t"                                                                          \
     "smlatt %[a1], %[t1], %[t3], %[a1]\n\t"                                                                         \
     "smlad %[a2], %[t1], %[t2], %[a2]\n\t"
+/* stride 2 */
+#define MCU_CMSIS_DW_MAP3_TAPS2(r, ky)                                                                             \
+    "ldr %[t0], [%[x], #48*" #r "]\n\t"                                                                             \
+    "ldr %[t1], [%[x], #48*" #r "+16]\n\t"                                                                          \
+    "ldr %[t2], [%[x], #48*" #r "+32]\n\t"                                                                          \
+    "ldr %[t3], [%[w], #32*" #ky "]\n\t"                                                                            \
+    "ldr %[t4], [%[w], #32*" #ky "+16]\n\t"                                                                         \
+    "smlad %[a0], %[t0], %[t3], %[a0]\n\t"                                                                          \
+    "smlabt %[a0], %[t1], %[t4], %[a0]\n\t"                                                                         \
+    "smlad %[a1], %[t1], %[t3], %[a1]\n\t"                                                                          \
+    "smlabt %[a1], %[t2], %[t4], %[a1]\n\t"                                                                         \
+    "smlad %[a2], %[t2], %[t3], %[a2]\n\t"
 #define MCU_CMSIS_DW_MAP3_RQ(a)                                                                                    \
     "lsl %[t3], %[" a "], #1\n\t"                                                                                   \
     "smmlar %[t3], %[t3], %[t0], %[t1]\n\t"                                                                         \
@@ -658,45 +673,69 @@ static inline void mcu_cmsis_dw_pairs_plus(int32_t q0, int32_t q1, int32_t off, 
 #define MCU_CMSIS_DW_MAP3_STORE                                                                                    \
     "ldr %[t0], [%[q]]\n\tldr %[t1], [%[q], #4]\n\tldr %[t2], [%[q], #8]\n\t" MCU_CMSIS_DW_MAP3_RQ("a0")          \
         MCU_CMSIS_DW_MAP3_RQ("a1") MCU_CMSIS_DW_MAP3_RQ("a2")
-/* output rows 0 (input rows 0, 1 under filter rows 1, 2), 1 (all three), 2 (rows 1, 2 under 0, 1) */
-#define MCU_CMSIS_DW_MAP3_ROWS                                                                                     \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS(0, 1) MCU_CMSIS_DW_MAP3_TAPS(1, 2) MCU_CMSIS_DW_MAP3_STORE         \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS(0, 0) MCU_CMSIS_DW_MAP3_TAPS(1, 1) MCU_CMSIS_DW_MAP3_TAPS(2, 2)    \
+/* the three output rows: stride 1 over input rows (0, 1), (0, 1, 2), (1, 2); stride 2 over (0, 1, 2),
+   (2, 3, 4), (4, 5) */
+#define MCU_CMSIS_DW_MAP3_ROWS1                                                                                    \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(0, 1) MCU_CMSIS_DW_MAP3_TAPS1(1, 2) MCU_CMSIS_DW_MAP3_STORE       \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(0, 0) MCU_CMSIS_DW_MAP3_TAPS1(1, 1) MCU_CMSIS_DW_MAP3_TAPS1(2, 2) \
     MCU_CMSIS_DW_MAP3_STORE                                                                                         \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS(1, 0) MCU_CMSIS_DW_MAP3_TAPS(2, 1) MCU_CMSIS_DW_MAP3_STORE
-/** One channel of a 3x3 map: x, w its first input / filter pair word, bias its bias, q its record,
-    out its first output. */
-static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w, const int32_t *bias,
-                                                const int32_t *q, int8_t *out, int32_t ch)
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(1, 0) MCU_CMSIS_DW_MAP3_TAPS1(2, 1) MCU_CMSIS_DW_MAP3_STORE
+#define MCU_CMSIS_DW_MAP3_ROWS2                                                                                    \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(0, 0) MCU_CMSIS_DW_MAP3_TAPS2(1, 1) MCU_CMSIS_DW_MAP3_TAPS2(2, 2) \
+    MCU_CMSIS_DW_MAP3_STORE                                                                                         \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(2, 0) MCU_CMSIS_DW_MAP3_TAPS2(3, 1) MCU_CMSIS_DW_MAP3_TAPS2(4, 2) \
+    MCU_CMSIS_DW_MAP3_STORE                                                                                         \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(4, 0) MCU_CMSIS_DW_MAP3_TAPS2(5, 1) MCU_CMSIS_DW_MAP3_STORE
+/** One channel of a 3x3 output map, stride S (compile time): x, w its first input / filter pair word
+    (rows 4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w,
+                                                                               const int32_t *bias, const int32_t *q,
+                                                                               int8_t *out, int32_t ch, const int S)
 {
-    int32_t a0, a1, a2, t0, t1, t2, t3;
-    __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS
-                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
-                       [t2] "=&r"(t2), [t3] "=&r"(t3), [out] "+&r"(out)
-                     : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
-                     : "memory");
+    int32_t a0, a1, a2, t0, t1, t2, t3, t4; /* t4: stride 2's fifth word */
+    if (S == 1) {
+        __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS1
+                         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                           [t2] "=&r"(t2), [t3] "=&r"(t3), [out] "+&r"(out)
+                         : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
+                         : "memory");
+    } else {
+        __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS2
+                         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                           [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [out] "+&r"(out)
+                         : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
+                         : "memory");
+    }
 }
 #else
-/** One filter row (w01, w12) over one input row (x: its pair words) into a row's accumulators: output
-    0 takes w1 x0 + w2 x1, output 1 all three taps, output 2 w0 x1 + w1 x2 (the padded columns
-    skipped). */
-static inline void mcu_cmsis_dw3x3_row3(const int32_t *x, int32_t w01, int32_t w12, int32_t *a)
+/** One filter row (w01, w12) over one input row (x: its first pair word) into a row's accumulators,
+    stride S: stride 1 output 0 takes w1 x0 + w2 x1, output 1 all three taps, output 2 w0 x1 + w1 x2
+    (the padded columns skipped); stride 2 output j taps x(2j) .. x(2j + 2), output 2 without x6. */
+static inline void mcu_cmsis_dw3x3_row3(const int32_t *x, int32_t w01, int32_t w12, int32_t *a, int S)
 {
-    a[0] = mcu_smlad(x[0], w12, a[0]);
-    a[1] = mcu_smlatt(x[4], w12, mcu_smlad(x[0], w01, a[1]));
-    a[2] = mcu_smlad(x[4], w01, a[2]);
+    if (S == 1) {
+        a[0] = mcu_smlad(x[0], w12, a[0]);
+        a[1] = mcu_smlatt(x[4], w12, mcu_smlad(x[0], w01, a[1]));
+        a[2] = mcu_smlad(x[4], w01, a[2]);
+    } else {
+        a[0] = mcu_smlabt(x[4], w12, mcu_smlad(x[0], w01, a[0]));
+        a[1] = mcu_smlabt(x[8], w12, mcu_smlad(x[4], w01, a[1]));
+        a[2] = mcu_smlad(x[8], w01, a[2]);
+    }
 }
 
-/** One channel of a 3x3 map: x, w its first input / filter pair word, bias its bias, q its record,
-    out its first output. */
+/** One channel of a 3x3 output map, stride S: x, w its first input / filter pair word (rows
+    4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output. */
 static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w, const int32_t *bias,
-                                                const int32_t *q, int8_t *out, int32_t ch)
+                                                const int32_t *q, int8_t *out, int32_t ch, const int S)
 {
     for (int32_t oy = 0; oy < 3; oy++) {
         int32_t a[3] = {*bias, *bias, *bias};
-        for (int32_t r = oy == 0 ? 0 : oy - 1; r < (oy == 2 ? 3 : oy + 2); r++) { /* the input rows inside */
-            const int32_t ky = r - oy + 1;
-            mcu_cmsis_dw3x3_row3(x + 8 * r, w[8 * ky], w[8 * ky + 4], a);
+        for (int32_t ky = 0; ky < 3; ky++) {
+            const int32_t r = S * oy + ky - (S == 1); /* input row; stride 1 pads one above */
+            if (r >= 0 && r < 3 * S) {
+                mcu_cmsis_dw3x3_row3(x + 4 * (S + 1) * r, w[8 * ky], w[8 * ky + 4], a, S);
+            }
         }
         for (int32_t ox = 0; ox < 3; ox++, out += ch) {
             *out = (int8_t)mcu_ssat8(mcu_cmsis_rq(a[ox], q));
@@ -705,36 +744,63 @@ static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t 
 }
 #endif
 
-/** A row of three positions of four channels (in: the first's, ch bytes between them) plus `off`
-    into its pair words (x0, x1), (x1, x2) at x. */
-static inline void mcu_cmsis_dw3x3_map3_line(const int8_t *in, int32_t ch, int32_t off, int32_t *x)
+/** A row of four channels (in: its first position's, ch bytes between positions) plus `off` into
+    its pair words at x, stride S (compile time; see above). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_line(const int8_t *in, int32_t ch, int32_t off,
+                                                                            int32_t *x, const int S)
 {
     const int32_t q1 = mcu_read_s8x4(in + ch);
-    mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in), q1, off, x);
-    mcu_cmsis_dw_pairs_plus(q1, mcu_read_s8x4(in + 2 * ch), off, x + 4);
+    if (S == 1) {
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in), q1, off, x);
+        mcu_cmsis_dw_pairs_plus(q1, mcu_read_s8x4(in + 2 * ch), off, x + 4);
+    } else {
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in), q1, off, x);
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in + 2 * ch), mcu_read_s8x4(in + 3 * ch), off, x + 4);
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in + 4 * ch), mcu_read_s8x4(in + 5 * ch), off, x + 8);
+    }
 }
 
-/** A map of 3x3 pixels, stride 1, padding one line on each side (see above), whole groups of four
-    channels, the output clear of the input or exactly over it (a group's input read before its
-    outputs are written). Returns 0 where not. */
-__attribute__((noinline)) static int mcu_cmsis_dw3x3_map3(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                                          const int8_t *weights, const int32_t *bias,
-                                                          const int32_t *rq, int8_t *output)
+/** Every group of four channels of a 3x3 output map, stride S (compile time; see above); x, w: a
+    group's input and filter pair words (3 S rows of 4 (S + 1) words, 3 rows of 8). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_run(const mcu_cmsis_dw_conv_params *p,
+                                                                           const int8_t *input, const int8_t *weights,
+                                                                           const int32_t *bias, const int32_t *rq,
+                                                                           int8_t *output, int32_t *x, int32_t *w,
+                                                                           const int S)
 {
     const int32_t ch = p->out_c, off = mcu_pkhbt16(p->input_offset, p->input_offset);
-    if (p->in_h != 3 || p->in_w != 3 || p->out_h != 3 || p->out_w != 3 || p->stride_h != 1 || p->stride_w != 1 ||
-        p->pad_top != 1 || p->pad_left != 1 || (ch & 3) || !mcu_cmsis_dw3x3_placed(p, input, output)) {
-        return 0;
-    }
     for (int32_t c0 = 0; c0 < ch; c0 += 4) {
-        int32_t x[3 * 2 * 4], w[3 * 2 * 4]; /* per input / filter row its two pair words, per channel */
-        for (int32_t r = 0; r < 3; r++) {
-            mcu_cmsis_dw3x3_map3_line(input + 3 * r * ch + c0, ch, off, x + 8 * r);
-            mcu_cmsis_dw3x3_map3_line(weights + 3 * r * ch + c0, ch, 0, w + 8 * r);
+        for (int32_t r = 0; r < 3 * S; r++) {
+            mcu_cmsis_dw3x3_map3_line(input + 3 * S * r * ch + c0, ch, off, x + 4 * (S + 1) * r, S);
+            if (r < 3) { /* a filter row: (w0, w1), (w1, w2), as a stride 1 row */
+                mcu_cmsis_dw3x3_map3_line(weights + 3 * r * ch + c0, ch, 0, w + 8 * r, 1);
+            }
         }
         for (int32_t k = 0; k < 4; k++) {
-            mcu_cmsis_dw3x3_map3_channel(x + k, w + k, bias + c0 + k, rq + 3 * (c0 + k), output + c0 + k, ch);
+            mcu_cmsis_dw3x3_map3_channel(x + k, w + k, bias + c0 + k, rq + 3 * (c0 + k), output + c0 + k, ch, S);
         }
+    }
+}
+
+/** A 3x3 output map (see above) at stride s, 1 or 2, where the build carries its path: whole groups
+    of four channels, the output clear of the input or exactly over it (a group's input read before
+    its outputs are written). Returns 0 where not. */
+__attribute__((noinline)) static int mcu_cmsis_dw3x3_map3(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                                          const int8_t *weights, const int32_t *bias,
+                                                          const int32_t *rq, int8_t *output, int32_t s)
+{
+    if (p->in_h != 3 * s || p->in_w != 3 * s || p->out_h != 3 || p->out_w != 3 || p->stride_h != s ||
+        p->stride_w != s || p->pad_top != 2 - s || p->pad_left != 2 - s || (p->out_c & 3) ||
+        !mcu_cmsis_dw3x3_placed(p, input, output)) {
+        return 0;
+    }
+    int32_t w[3 * 2 * 4]; /* per filter row its two pair words, per channel */
+    if (MCU_PATH_DW_MAP3 && s == 1) {
+        int32_t x[3 * 2 * 4]; /* per input row its pair words, per channel */
+        mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 1);
+    } else if (MCU_PATH_DW_MAP3_S2) {
+        int32_t x[6 * 3 * 4];
+        mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 2);
     }
     return 1;
 }
@@ -747,8 +813,9 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
                                        int fast)
 {
     /* calls it only where it may run (and the build carries it: mcu_cmsis_paths.h) */
-    const int map3 = MCU_PATH_DW_MAP3 && p->out_w == 3 && p->stride_w == 1;
-    if (fast && ((map3 && mcu_cmsis_dw3x3_map3(p, input, weights, bias, rq, output)) ||
+    const int32_t s = p->stride_w;
+    const int map3 = p->out_w == 3 && ((MCU_PATH_DW_MAP3 && s == 1) || (MCU_PATH_DW_MAP3_S2 && s == 2));
+    if (fast && ((map3 && mcu_cmsis_dw3x3_map3(p, input, weights, bias, rq, output, s)) ||
                  mcu_cmsis_dw3x3_groups(p, input, weights, folded, rq, scratch, output))) {
         return;
     }
