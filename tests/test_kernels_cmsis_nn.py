@@ -558,6 +558,8 @@ CASES = {
     "dw3x3_c24_groups_bands": lambda r: dwconv(r, (6, 5), 24, 1, (3, 3)),
     "dw3x3_c32_groups_valid": lambda r: dwconv(r, (9, 6), 32, 1, (3, 3), padding="VALID"),
     "dw3x3_c8_groups_narrow_fallback": lambda r: dwconv(r, (4, 3), 8, 1, (3, 3)),
+    # (rows of an odd width past the input on the right only: the widening's edge pair after, none before)
+    "dw3x3_c32_groups_valid_odd": lambda r: dwconv(r, (6, 7), 32, 1, (3, 3), padding="VALID"),
     # 3x3 output maps, SAME, stride 1 over 3x3 and stride 2 over 6x6 (DSP: every tap inside the input
     # once per group of four); a partial group, RELU6 (the clamp), and at stride 2 VALID 7x7 and SAME
     # 5x5 (padded above) take the pixels

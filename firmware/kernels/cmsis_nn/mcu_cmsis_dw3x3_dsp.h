@@ -28,10 +28,10 @@
  * channel by channel in assembly with the channel's six weight pair words in registers, blocks of
  * two pixels in two output rows (each of four input rows two loads, eight multiply-accumulates
  * between them; the first multiply-accumulates of a block start from the bias in one accumulator,
- * one load of it per two). The band's rows are built in the pair layout of the line sweep (a plan
- * per group: inside pairs one a step in assembly, the edge pairs from one input word each), the
- * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249
- * -> 143,979 estimated M4 cycles; stride 2 and
+ * one load of it per two). The band's rows are built in the pair layout of the line sweep (one
+ * plan a layer; in assembly all of a band's rows, edge pairs included, in one routine), the
+ * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249 -> 143,979 -> 138,528 estimated M4
+ * cycles; stride 2 and
  * 3-pixel rows stay pixel by pixel (measured slower so: their widening and per-channel set-up
  * outweigh the cheaper steps; tried again with blocks of three pixels of a row in assembly, 25
  * cycles an output against the pixel sweep's 42: VWW's 3x3/2 ->6x6x64, 3x3/2 ->3x3x128 and 3x3/1
@@ -269,65 +269,101 @@ struct mcu_cmsis_dw3x3_band {
 };
 
 #if defined(MCU_CMSIS_DW_ASM)
-/* mcu_cmsis_dw_pack_pairs in assembly: the words of positions 2j, 2j + 1 in operands a, b into the
-   four pair words at byte `off` from operand o (temporaries t, u; a and b overwritten) */
-#define MCU_CMSIS_DW_PACK_ASM(a, b, o, off)                                                                       \
-    "pkhbt %[t], %[" a "], %[" b "], lsl #16\n\t"                                                                  \
-    "pkhtb %[u], %[" b "], %[" a "], asr #16\n\t"                                                                  \
-    "sxtb16 %[" a "], %[t]\n\t"                                                                                    \
-    "sxtb16 %[t], %[t], ror #8\n\t"                                                                                \
-    "sxtb16 %[" b "], %[u]\n\t"                                                                                    \
-    "sxtb16 %[u], %[u], ror #8\n\t"                                                                                \
-    "str %[" a "], [%[" o "], #" #off "]\n\t"                                                                      \
-    "str %[t], [%[" o "], #" #off "+4]\n\t"                                                                        \
-    "str %[" b "], [%[" o "], #" #off "+8]\n\t"                                                                    \
-    "str %[u], [%[" o "], #" #off "+12]\n\t"
+/* mcu_cmsis_dw_pack_pairs in assembly: the words of positions 2j, 2j + 1 in registers a, b into the
+   four pair words at byte `off` from register o (temporaries t, u; a and b overwritten); the
+   registers as the assembler reads them (named operands: MCU_CMSIS_DW_PACK_ASM) */
+#define MCU_CMSIS_DW_PACK_REGS(a, b, t, u, o, off)                                                                \
+    "pkhbt " t ", " a ", " b ", lsl #16\n\t"                                                                       \
+    "pkhtb " u ", " b ", " a ", asr #16\n\t"                                                                       \
+    "sxtb16 " a ", " t "\n\t"                                                                                      \
+    "sxtb16 " t ", " t ", ror #8\n\t"                                                                              \
+    "sxtb16 " b ", " u "\n\t"                                                                                      \
+    "sxtb16 " u ", " u ", ror #8\n\t"                                                                              \
+    "str " a ", [" o ", #" #off "]\n\t"                                                                            \
+    "str " t ", [" o ", #" #off "+4]\n\t"                                                                          \
+    "str " b ", [" o ", #" #off "+8]\n\t"                                                                          \
+    "str " u ", [" o ", #" #off "+12]\n\t"
+/* the same on named operands a, b, o (temporaries %[t], %[u]) */
+#define MCU_CMSIS_DW_PACK_ASM(a, b, o, off) MCU_CMSIS_DW_PACK_REGS("%[" a "]", "%[" b "]", "%[t]", "%[u]", "%[" o "]", off)
+
+/** The band's rows inside the input in assembly (mcu_cmsis_dw3x3_widen's plan): per row an edge pair
+    before (flags bit 0: the zero point and the first position), n inside pairs, an edge pair after
+    (bit 1: the last position and the zero point), the pair words one after the other from w, the
+    positions from x; then x and w advance by xadv and wadv bytes to the next row. */
+struct mcu_cmsis_dw3x3_rows {
+    const int8_t *x;
+    int32_t *w;
+    int32_t step, xadv, zq, rows, n, flags, wadv;
+};
+
+/* r1 x, r2 w, r3 step, r4 xadv, r5 zq, r6 rows left, r7 n, r8 flags, r9 wadv; r10, r11 a pair's two
+   words, r12 and r0 the packing's temporaries, lr the pairs left */
+__attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_rows_asm(const struct mcu_cmsis_dw3x3_rows *job)
+{
+    (void)job;
+    __asm__ volatile("push {r4-r11, lr}\n\t"
+                     "ldm r0, {r1-r9}\n\t"
+                     "1:\n\t" /* a row */
+                     "tst r8, #1\n\t"
+                     "beq 2f\n\t"
+                     "ldr r11, [r1]\n\t"
+                     "add r1, r1, r3\n\t"
+                     "mov r10, r5\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r10", "r11", "r12", "r0", "r2", 0)
+                     "add r2, r2, #16\n\t"
+                     "2:\n\t"
+                     "movs lr, r7\n\t"
+                     "beq 4f\n\t"
+                     "3:\n\t" /* the inside pairs */
+                     "ldr r10, [r1]\n\t"
+                     "ldr r11, [r1, r3]\n\t"
+                     "add r1, r1, r3, lsl #1\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r10", "r11", "r12", "r0", "r2", 0)
+                     "add r2, r2, #16\n\t"
+                     "subs lr, lr, #1\n\t"
+                     "bne 3b\n\t"
+                     "4:\n\t"
+                     "tst r8, #2\n\t"
+                     "beq 5f\n\t"
+                     "ldr r10, [r1]\n\t"
+                     "mov r11, r5\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r10", "r11", "r12", "r0", "r2", 0)
+                     "add r2, r2, #16\n\t"
+                     "5:\n\t"
+                     "add r1, r1, r4\n\t"
+                     "add r2, r2, r9\n\t"
+                     "subs r6, r6, #1\n\t"
+                     "bne 1b\n\t"
+                     "pop {r4-r11, pc}\n\t");
+}
 #endif
 
 /** n (at least one) pairs of input columns inside the input (in: the first's group, step: bytes
-    between columns) into the band's row at w: one pair a step (assembly: eight registers, so the
-    row loop around it keeps its own). */
+    between columns) into the band's row at w: one pair a step. */
 static inline void mcu_cmsis_dw3x3_pairs(const int8_t *in, int32_t step, int32_t *w, int32_t n)
 {
-#if defined(MCU_CMSIS_DW_ASM)
-    const int32_t *const end = w + 4 * n;
-    int32_t a, b, t, u;
-    __asm__ volatile("1:\n\t"
-                     "ldr %[a], [%[in]]\n\t"
-                     "ldr %[b], [%[in], %[s]]\n\t"
-                     "add %[in], %[in], %[s], lsl #1\n\t"
-                     MCU_CMSIS_DW_PACK_ASM("a", "b", "w", 0)
-                     "add %[w], %[w], #16\n\t"
-                     "cmp %[w], %[end]\n\t"
-                     "bne 1b\n\t"
-                     : [a] "=&r"(a), [b] "=&r"(b), [t] "=&r"(t), [u] "=&r"(u), [in] "+&r"(in), [w] "+&r"(w)
-                     : [s] "r"(step), [end] "r"(end)
-                     : "memory", "cc");
-#else
     for (; n > 0; n--, in += 2 * step, w += 4) {
         mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), w);
     }
-#endif
 }
 
 /** Padded input rows [b->first, b->first + b->rows) of channels c0..c0 + 3 widened into the band,
     padding (and the columns past the input) the input zero point: the rows inside the input in the
-    pair layout (a plan for the group: the inside pairs by mcu_cmsis_dw3x3_pairs, the edge pairs from
-    one input word each), the pairs wholly outside the input and the rows outside it filled only
-    when b->fill. */
-__attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                                            int32_t c0, const struct mcu_cmsis_dw3x3_band *b)
+    pair layout (pl: the layer's plan, channel 0's, every group's but for its base; the inside pairs
+    by mcu_cmsis_dw3x3_pairs, the edge pairs from one input word each, or in assembly every row's
+    pairs by mcu_cmsis_dw3x3_rows_asm), the pairs wholly outside the input and the rows outside it
+    filled only when b->fill. */
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_conv_params *p,
+                                                            const mcu_cmsis_dw_pair_plan *pl, int32_t c0,
+                                                            const struct mcu_cmsis_dw3x3_band *b)
 {
-    const int32_t ch = p->out_c, wpr = b->wpr, zp = -p->input_offset, in_line = p->in_w * ch;
-    const int32_t zpair = mcu_sxtb16(mcu_splat_s8x4((int8_t)zp));
-    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, in_line, 2 * wpr,
-                                                                c0, zp);
+    const int32_t ch = p->out_c, wpr = b->wpr, in_line = pl->in_line, zpair = mcu_sxtb16(pl->zq);
     const int32_t y0 = b->first - p->pad_top, y1 = y0 + b->rows;
     if (b->fill) { /* a row outside the input whole, else the pairs before elo and from ehi */
         for (int32_t y = y0; y < y1; y++) {
             int32_t *const w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (y - y0);
             const int inside = y >= 0 && y < p->in_h;
-            const int32_t lo = inside ? 4 * pl.elo : 4 * wpr, hi = inside ? 4 * pl.ehi : 4 * wpr;
+            const int32_t lo = inside ? 4 * pl->elo : 4 * wpr, hi = inside ? 4 * pl->ehi : 4 * wpr;
             for (int32_t k = 0; k < lo; k++) {
                 w[k] = zpair;
             }
@@ -338,12 +374,22 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_c
     }
     const int32_t from = y0 > 0 ? y0 : 0, to = y1 < p->in_h ? y1 : p->in_h;
     int32_t *w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (from - y0);
-    const int8_t *x = pl.base + from * in_line;
+    const int8_t *x = pl->base + c0 + from * in_line;
+#if defined(MCU_CMSIS_DW_ASM)
+    if (to > from && pl->first < pl->last) { /* (a row with a position inside: the group sweep's always do) */
+        const int32_t front = pl->elo < pl->lo, back = pl->hi < pl->ehi, n = pl->hi - pl->lo;
+        const struct mcu_cmsis_dw3x3_rows job = {
+            x, w + 4 * pl->elo, ch, in_line - (front + 2 * n) * ch, pl->zq, to - from, n, front | back << 1,
+            4 * 4 * MCU_CMSIS_DW3X3_ROW_WORDS - 16 * (front + n + back)};
+        mcu_cmsis_dw3x3_rows_asm(&job);
+        return;
+    }
+#endif
     for (int32_t y = from; y < to; y++, w += 4 * MCU_CMSIS_DW3X3_ROW_WORDS, x += in_line) {
-        if (pl.hi > pl.lo) {
-            mcu_cmsis_dw3x3_pairs(x + pl.inner, ch, w + 4 * pl.lo, pl.hi - pl.lo);
+        if (pl->hi > pl->lo) {
+            mcu_cmsis_dw3x3_pairs(x + pl->inner, ch, w + 4 * pl->lo, pl->hi - pl->lo);
         }
-        mcu_cmsis_dw_pair_edges(&pl, x, w);
+        mcu_cmsis_dw_pair_edges(pl, x, w);
     }
 }
 
@@ -566,6 +612,8 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis
                                                                  int32_t band_out_rows, int32_t wpr)
 {
     const int32_t ch = p->out_c;
+    const mcu_cmsis_dw_pair_plan plan = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, p->in_w * ch,
+                                                                  2 * wpr, 0, -p->input_offset);
     int32_t rec[4 * MCU_CMSIS_DW3X3_RECORD_WORDS];
     for (int32_t c0 = 0; c0 < ch; c0 += 4) {
         mcu_cmsis_dw3x3_records(weights, folded, rq, ch, c0, rec);
@@ -573,7 +621,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis
             const int32_t rows = oy0 + band_out_rows < p->out_h ? band_out_rows : p->out_h - oy0;
             /* one band: the rows outside the input stay as the first group leaves them */
             const struct mcu_cmsis_dw3x3_band b = {scratch, wpr, rows + 2, oy0, c0 == 0 || rows < p->out_h};
-            mcu_cmsis_dw3x3_widen(p, input, c0, &b);
+            mcu_cmsis_dw3x3_widen(p, &plan, c0, &b);
             struct mcu_cmsis_dw3x3_job job = {scratch, output + oy0 * p->out_w * ch + c0, rec, 4, rows, 4, ch,
                                               p->out_w};
             mcu_cmsis_dw3x3_band(&job);
