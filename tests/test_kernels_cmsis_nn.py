@@ -568,14 +568,21 @@ CASES = {
     "dw3x3_c24_groups_bands": lambda r: dwconv(r, (6, 5), 24, 1, (3, 3)),
     "dw3x3_c32_groups_valid": lambda r: dwconv(r, (9, 6), 32, 1, (3, 3), padding="VALID"),
     "dw3x3_c8_groups_narrow_fallback": lambda r: dwconv(r, (4, 3), 8, 1, (3, 3)),
-    # 3x3 maps, stride 1, SAME (DSP: every tap inside the input once per group of four); a partial
-    # group, RELU6 (the clamp) and 3x3 outputs at stride 2 (SAME 6x6, VALID 7x7) take the pixels
+    # (rows of an odd width past the input on the right only: the widening's edge pair after, none before)
+    "dw3x3_c32_groups_valid_odd": lambda r: dwconv(r, (6, 7), 32, 1, (3, 3), padding="VALID"),
+    # 3x3 output maps, SAME, stride 1 over 3x3 and stride 2 over 6x6 (DSP: every tap inside the input
+    # once per group of four); a partial group, RELU6 (the clamp), and at stride 2 VALID 7x7 and SAME
+    # 5x5 (padded above) take the pixels
     "dw3x3_c20_map3": lambda r: dwconv(r, (3, 3), 20, 1, (3, 3)),
     "dw3x3_c4_map3_nobias": lambda r: dwconv(r, (3, 3), 4, 1, (3, 3), bias=False),
     "dw3x3_c6_map3_partial": lambda r: dwconv(r, (3, 3), 6, 1, (3, 3)),
     "dw3x3_c8_map3_relu6": lambda r: dwconv(r, (3, 3), 8, 1, (3, 3), act="RELU6"),
     "dw3x3_c12_map3_s2": lambda r: dwconv(r, (6, 6), 12, 1, (3, 3), stride=(2, 2)),
     "dw3x3_c4_map3_s2_valid": lambda r: dwconv(r, (7, 7), 4, 1, (3, 3), stride=(2, 2), padding="VALID"),
+    "dw3x3_c4_map3_s2_nobias": lambda r: dwconv(r, (6, 6), 4, 1, (3, 3), stride=(2, 2), bias=False),
+    "dw3x3_c10_map3_s2_partial": lambda r: dwconv(r, (6, 6), 10, 1, (3, 3), stride=(2, 2)),
+    "dw3x3_c8_map3_s2_relu6": lambda r: dwconv(r, (6, 6), 8, 1, (3, 3), stride=(2, 2), act="RELU6"),
+    "dw3x3_c8_map3_s2_padded_above": lambda r: dwconv(r, (5, 5), 8, 1, (3, 3), stride=(2, 2)),
     # a map narrower than the window (every window past both side borders; SAME)
     "dw3x3_c12_narrow_pixels": lambda r: dwconv(r, (2, 1), 12, 1, (3, 3)),
     # fully connected
@@ -1447,6 +1454,18 @@ def test_lowering_picks_the_kernel_variants():
     _, k = lowered(dwconv(rng, (25, 5), 4, 1, (3, 3)))
     span = 24 + 2 + 1  # a narrow map is swept by columns: the cache holds columns
     assert k.params["sweep"] == 1 and k.scratch_bytes == 8 * span * 3 + 8 * 9 + 8 * 3 + 72 + 4 * 3 + helium
+
+
+def test_depthwise_map3_cases_reach_its_paths():
+    """The 3x3 output maps' cases take mcu_cmsis_dw3x3_map3 at their stride (DW_MAP3, DW_MAP3_S2:
+    depthwise.map3_stride mirrors the kernel's checks), the partial group, clamp and other padding
+    cases the pixel sweep without it."""
+    taken = {name: cmsis_depthwise.dsp_paths(kc.params, "rq" in kc.constants)
+             for name in CASES if "map3" in name for kc in [case_data(name)[2]]}
+    assert {n for n, paths in taken.items() if "DW_MAP3" in paths} == {"dw3x3_c20_map3", "dw3x3_c4_map3_nobias"}
+    assert {n for n, paths in taken.items() if "DW_MAP3_S2" in paths} == {"dw3x3_c12_map3_s2",
+                                                                          "dw3x3_c4_map3_s2_nobias"}
+    assert "DW_PIX3" in taken["dw3x3_c10_map3_s2_partial"] and "DW_PIX3" in taken["dw3x3_c8_map3_s2_padded_above"]
 
 
 def test_fast_requant_proof_per_layer():

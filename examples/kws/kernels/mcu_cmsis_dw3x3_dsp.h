@@ -28,21 +28,22 @@
  * channel by channel in assembly with the channel's six weight pair words in registers, blocks of
  * two pixels in two output rows (each of four input rows two loads, eight multiply-accumulates
  * between them; the first multiply-accumulates of a block start from the bias in one accumulator,
- * one load of it per two). The band's rows are built in the pair layout of the line sweep (a plan
- * per group: inside pairs one a step in assembly, the edge pairs from one input word each), the
- * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249
- * -> 143,979 estimated M4 cycles; stride 2 and
+ * one load of it per two). The band's rows are built in the pair layout of the line sweep (one
+ * plan a layer; in assembly all of a band's rows, edge pairs included, in one routine), the
+ * records straight from each channel's nine weights. On VWW's 6x6x128 layers: 208,040 -> 169,249 -> 143,979 -> 138,528 estimated M4
+ * cycles; stride 2 and
  * 3-pixel rows stay pixel by pixel (measured slower so: their widening and per-channel set-up
  * outweigh the cheaper steps; tried again with blocks of three pixels of a row in assembly, 25
  * cycles an output against the pixel sweep's 42: VWW's 3x3/2 ->6x6x64, 3x3/2 ->3x3x128 and 3x3/1
  * 3x3x256 layers 106,944 / 54,614 / 107,090 -> 122,843 / 74,258 / 118,417, the band's widening
  * and the records 10 to 20 cycles an output).
  *
- * 3x3 maps at stride 1 padded one line on each side (mcu_cmsis_dw3x3_map3, before the group sweep):
+ * 3x3 output maps (mcu_cmsis_dw3x3_map3, before the group sweep: stride 1 over a 3x3 map padded one
+ * line on each side, path DW_MAP3; stride 2 over a 6x6 map padded one line after it, DW_MAP3_S2):
  * per group of four channels every tap inside the input once, none outside (x + input_offset
- * against TFLM's own bias), each channel's nine outputs in assembly: VWW's 3x3x256 layer 107,389 ->
- * 56,498 estimated M4 cycles, +1.0 KB code. No scratch. (The same for 6x6 -> 3x3 at stride 2, VWW's
- * 3x3x128 layer 54,753 -> 37,401, took another 1.2 KB of code: left out.)
+ * against TFLM's own bias), each channel's nine outputs in assembly: VWW's 3x3x256 and 6x6 ->
+ * 3x3x128 layers 107,389 / 54,779 -> 56,449 / 38,687 estimated M4 cycles, +1.0 / +1.1 KB code (a
+ * path each: mcu_cmsis_paths.h). No scratch.
  */
 #ifndef MCU_CMSIS_DW3X3_DSP_H
 #define MCU_CMSIS_DW3X3_DSP_H
@@ -268,65 +269,101 @@ struct mcu_cmsis_dw3x3_band {
 };
 
 #if defined(MCU_CMSIS_DW_ASM)
-/* mcu_cmsis_dw_pack_pairs in assembly: the words of positions 2j, 2j + 1 in operands a, b into the
-   four pair words at byte `off` from operand o (temporaries t, u; a and b overwritten) */
-#define MCU_CMSIS_DW_PACK_ASM(a, b, o, off)                                                                       \
-    "pkhbt %[t], %[" a "], %[" b "], lsl #16\n\t"                                                                  \
-    "pkhtb %[u], %[" b "], %[" a "], asr #16\n\t"                                                                  \
-    "sxtb16 %[" a "], %[t]\n\t"                                                                                    \
-    "sxtb16 %[t], %[t], ror #8\n\t"                                                                                \
-    "sxtb16 %[" b "], %[u]\n\t"                                                                                    \
-    "sxtb16 %[u], %[u], ror #8\n\t"                                                                                \
-    "str %[" a "], [%[" o "], #" #off "]\n\t"                                                                      \
-    "str %[t], [%[" o "], #" #off "+4]\n\t"                                                                        \
-    "str %[" b "], [%[" o "], #" #off "+8]\n\t"                                                                    \
-    "str %[u], [%[" o "], #" #off "+12]\n\t"
+/* mcu_cmsis_dw_pack_pairs in assembly: the words of positions 2j, 2j + 1 in registers a, b into the
+   four pair words at byte `off` from register o (temporaries t, u; a and b overwritten); the
+   registers as the assembler reads them (named operands: MCU_CMSIS_DW_PACK_ASM) */
+#define MCU_CMSIS_DW_PACK_REGS(a, b, t, u, o, off)                                                                \
+    "pkhbt " t ", " a ", " b ", lsl #16\n\t"                                                                       \
+    "pkhtb " u ", " b ", " a ", asr #16\n\t"                                                                       \
+    "sxtb16 " a ", " t "\n\t"                                                                                      \
+    "sxtb16 " t ", " t ", ror #8\n\t"                                                                              \
+    "sxtb16 " b ", " u "\n\t"                                                                                      \
+    "sxtb16 " u ", " u ", ror #8\n\t"                                                                              \
+    "str " a ", [" o ", #" #off "]\n\t"                                                                            \
+    "str " t ", [" o ", #" #off "+4]\n\t"                                                                          \
+    "str " b ", [" o ", #" #off "+8]\n\t"                                                                          \
+    "str " u ", [" o ", #" #off "+12]\n\t"
+/* the same on named operands a, b, o (temporaries %[t], %[u]) */
+#define MCU_CMSIS_DW_PACK_ASM(a, b, o, off) MCU_CMSIS_DW_PACK_REGS("%[" a "]", "%[" b "]", "%[t]", "%[u]", "%[" o "]", off)
+
+/** The band's rows inside the input in assembly (mcu_cmsis_dw3x3_widen's plan): per row an edge pair
+    before (flags bit 0: the zero point and the first position), n inside pairs, an edge pair after
+    (bit 1: the last position and the zero point), the pair words one after the other from w, the
+    positions from x; then x and w advance by xadv and wadv bytes to the next row. */
+struct mcu_cmsis_dw3x3_rows {
+    const int8_t *x;
+    int32_t *w;
+    int32_t step, xadv, zq, rows, n, flags, wadv;
+};
+
+/* r1 x, r2 w, r3 step, r4 xadv, r5 zq, r6 rows left, r7 n, r8 flags, r9 wadv; r10, r11 a pair's two
+   words, r12 and r0 the packing's temporaries, lr the pairs left */
+__attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_rows_asm(const struct mcu_cmsis_dw3x3_rows *job)
+{
+    (void)job;
+    __asm__ volatile("push {r4-r11, lr}\n\t"
+                     "ldm r0, {r1-r9}\n\t"
+                     "1:\n\t" /* a row */
+                     "tst r8, #1\n\t"
+                     "beq 2f\n\t"
+                     "ldr r11, [r1]\n\t"
+                     "add r1, r1, r3\n\t"
+                     "mov r10, r5\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r10", "r11", "r12", "r0", "r2", 0)
+                     "add r2, r2, #16\n\t"
+                     "2:\n\t"
+                     "movs lr, r7\n\t"
+                     "beq 4f\n\t"
+                     "3:\n\t" /* the inside pairs */
+                     "ldr r10, [r1]\n\t"
+                     "ldr r11, [r1, r3]\n\t"
+                     "add r1, r1, r3, lsl #1\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r10", "r11", "r12", "r0", "r2", 0)
+                     "add r2, r2, #16\n\t"
+                     "subs lr, lr, #1\n\t"
+                     "bne 3b\n\t"
+                     "4:\n\t"
+                     "tst r8, #2\n\t"
+                     "beq 5f\n\t"
+                     "ldr r10, [r1]\n\t"
+                     "mov r11, r5\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r10", "r11", "r12", "r0", "r2", 0)
+                     "add r2, r2, #16\n\t"
+                     "5:\n\t"
+                     "add r1, r1, r4\n\t"
+                     "add r2, r2, r9\n\t"
+                     "subs r6, r6, #1\n\t"
+                     "bne 1b\n\t"
+                     "pop {r4-r11, pc}\n\t");
+}
 #endif
 
 /** n (at least one) pairs of input columns inside the input (in: the first's group, step: bytes
-    between columns) into the band's row at w: one pair a step (assembly: eight registers, so the
-    row loop around it keeps its own). */
+    between columns) into the band's row at w: one pair a step. */
 static inline void mcu_cmsis_dw3x3_pairs(const int8_t *in, int32_t step, int32_t *w, int32_t n)
 {
-#if defined(MCU_CMSIS_DW_ASM)
-    const int32_t *const end = w + 4 * n;
-    int32_t a, b, t, u;
-    __asm__ volatile("1:\n\t"
-                     "ldr %[a], [%[in]]\n\t"
-                     "ldr %[b], [%[in], %[s]]\n\t"
-                     "add %[in], %[in], %[s], lsl #1\n\t"
-                     MCU_CMSIS_DW_PACK_ASM("a", "b", "w", 0)
-                     "add %[w], %[w], #16\n\t"
-                     "cmp %[w], %[end]\n\t"
-                     "bne 1b\n\t"
-                     : [a] "=&r"(a), [b] "=&r"(b), [t] "=&r"(t), [u] "=&r"(u), [in] "+&r"(in), [w] "+&r"(w)
-                     : [s] "r"(step), [end] "r"(end)
-                     : "memory", "cc");
-#else
     for (; n > 0; n--, in += 2 * step, w += 4) {
         mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(in), mcu_read_s8x4(in + step), w);
     }
-#endif
 }
 
 /** Padded input rows [b->first, b->first + b->rows) of channels c0..c0 + 3 widened into the band,
     padding (and the columns past the input) the input zero point: the rows inside the input in the
-    pair layout (a plan for the group: the inside pairs by mcu_cmsis_dw3x3_pairs, the edge pairs from
-    one input word each), the pairs wholly outside the input and the rows outside it filled only
-    when b->fill. */
-__attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                                            int32_t c0, const struct mcu_cmsis_dw3x3_band *b)
+    pair layout (pl: the layer's plan, channel 0's, every group's but for its base; the inside pairs
+    by mcu_cmsis_dw3x3_pairs, the edge pairs from one input word each, or in assembly every row's
+    pairs by mcu_cmsis_dw3x3_rows_asm), the pairs wholly outside the input and the rows outside it
+    filled only when b->fill. */
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_conv_params *p,
+                                                            const mcu_cmsis_dw_pair_plan *pl, int32_t c0,
+                                                            const struct mcu_cmsis_dw3x3_band *b)
 {
-    const int32_t ch = p->out_c, wpr = b->wpr, zp = -p->input_offset, in_line = p->in_w * ch;
-    const int32_t zpair = mcu_sxtb16(mcu_splat_s8x4((int8_t)zp));
-    const mcu_cmsis_dw_pair_plan pl = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, in_line, 2 * wpr,
-                                                                c0, zp);
+    const int32_t ch = p->out_c, wpr = b->wpr, in_line = pl->in_line, zpair = mcu_sxtb16(pl->zq);
     const int32_t y0 = b->first - p->pad_top, y1 = y0 + b->rows;
     if (b->fill) { /* a row outside the input whole, else the pairs before elo and from ehi */
         for (int32_t y = y0; y < y1; y++) {
             int32_t *const w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (y - y0);
             const int inside = y >= 0 && y < p->in_h;
-            const int32_t lo = inside ? 4 * pl.elo : 4 * wpr, hi = inside ? 4 * pl.ehi : 4 * wpr;
+            const int32_t lo = inside ? 4 * pl->elo : 4 * wpr, hi = inside ? 4 * pl->ehi : 4 * wpr;
             for (int32_t k = 0; k < lo; k++) {
                 w[k] = zpair;
             }
@@ -337,12 +374,22 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_widen(const mcu_cmsis_dw_c
     }
     const int32_t from = y0 > 0 ? y0 : 0, to = y1 < p->in_h ? y1 : p->in_h;
     int32_t *w = b->plane + 4 * MCU_CMSIS_DW3X3_ROW_WORDS * (from - y0);
-    const int8_t *x = pl.base + from * in_line;
+    const int8_t *x = pl->base + c0 + from * in_line;
+#if defined(MCU_CMSIS_DW_ASM)
+    if (to > from && pl->first < pl->last) { /* (a row with a position inside: the group sweep's always do) */
+        const int32_t front = pl->elo < pl->lo, back = pl->hi < pl->ehi, n = pl->hi - pl->lo;
+        const struct mcu_cmsis_dw3x3_rows job = {
+            x, w + 4 * pl->elo, ch, in_line - (front + 2 * n) * ch, pl->zq, to - from, n, front | back << 1,
+            4 * 4 * MCU_CMSIS_DW3X3_ROW_WORDS - 16 * (front + n + back)};
+        mcu_cmsis_dw3x3_rows_asm(&job);
+        return;
+    }
+#endif
     for (int32_t y = from; y < to; y++, w += 4 * MCU_CMSIS_DW3X3_ROW_WORDS, x += in_line) {
-        if (pl.hi > pl.lo) {
-            mcu_cmsis_dw3x3_pairs(x + pl.inner, ch, w + 4 * pl.lo, pl.hi - pl.lo);
+        if (pl->hi > pl->lo) {
+            mcu_cmsis_dw3x3_pairs(x + pl->inner, ch, w + 4 * pl->lo, pl->hi - pl->lo);
         }
-        mcu_cmsis_dw_pair_edges(&pl, x, w);
+        mcu_cmsis_dw_pair_edges(pl, x, w);
     }
 }
 
@@ -565,6 +612,8 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis
                                                                  int32_t band_out_rows, int32_t wpr)
 {
     const int32_t ch = p->out_c;
+    const mcu_cmsis_dw_pair_plan plan = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, p->in_w * ch,
+                                                                  2 * wpr, 0, -p->input_offset);
     int32_t rec[4 * MCU_CMSIS_DW3X3_RECORD_WORDS];
     for (int32_t c0 = 0; c0 < ch; c0 += 4) {
         mcu_cmsis_dw3x3_records(weights, folded, rq, ch, c0, rec);
@@ -572,7 +621,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis
             const int32_t rows = oy0 + band_out_rows < p->out_h ? band_out_rows : p->out_h - oy0;
             /* one band: the rows outside the input stay as the first group leaves them */
             const struct mcu_cmsis_dw3x3_band b = {scratch, wpr, rows + 2, oy0, c0 == 0 || rows < p->out_h};
-            mcu_cmsis_dw3x3_widen(p, input, c0, &b);
+            mcu_cmsis_dw3x3_widen(p, &plan, c0, &b);
             struct mcu_cmsis_dw3x3_job job = {scratch, output + oy0 * p->out_w * ch + c0, rec, 4, rows, 4, ch,
                                               p->out_w};
             mcu_cmsis_dw3x3_band(&job);
@@ -615,11 +664,12 @@ __attribute__((noinline)) static int mcu_cmsis_dw3x3_groups(const mcu_cmsis_dw_c
     return 1;
 }
 
-/* ---- 3x3 maps, stride 1, one padded line on each side (VWW's last depthwise layer): per group of
-   four channels its nine input words and nine weight words widened once, every tap inside the input
-   taken once: x + input_offset against TFLM's own bias, as TFLM sums them, so no padded tap at all.
-   Per input row the int16 pairs (x0, x1), (x1, x2), per filter row (w0, w1), (w1, w2), four words
-   apart (one per channel), rows eight. ------------------------------------------------------------ */
+/* ---- 3x3 output maps (VWW's last two depthwise layers): stride 1 over a 3x3 input padded one line on
+   each side (path DW_MAP3), stride 2 over a 6x6 input padded one line after it (DW_MAP3_S2). Per group
+   of four channels its input and weight words widened once, every tap inside the input taken once:
+   x + input_offset against TFLM's own bias, as TFLM sums them, so no padded tap at all. Per input
+   row (pair words four words apart, one per channel): stride 1 the int16 pairs (x0, x1), (x1, x2),
+   stride 2 (x0, x1), (x2, x3), (x4, x5); per filter row (w0, w1), (w1, w2). ---------------------- */
 
 /** Two positions' four channels (q0, q1: their bytes) plus `off` (an int16 pair, both lanes the
     same) as int16 pairs, one word per channel, the position of q0 in the bottom lane. */
@@ -633,12 +683,13 @@ static inline void mcu_cmsis_dw_pairs_plus(int32_t q0, int32_t q1, int32_t off, 
 }
 
 #if defined(MCU_CMSIS_DW_ASM)
-/* The C model below in assembly: per output row its accumulators from the bias, per input row inside
-   the input its two pair words and the filter row's loaded back to back, four multiply-accumulates;
-   the row's three outputs requantized (the record loaded once a row) and stored ch apart. */
+/* The C model below in assembly, one channel: per output row its accumulators from the bias, per
+   input row inside the input its pair words and the filter row's loaded back to back, then the
+   multiply-accumulates; the row's three outputs requantized (the record loaded once a row) and
+   stored ch apart. */
 #define MCU_CMSIS_DW_MAP3_BIAS "ldr %[a0], [%[b]]\n\tmov %[a1], %[a0]\n\tmov %[a2], %[a0]\n\t"
-/* input row r under filter row ky */
-#define MCU_CMSIS_DW_MAP3_TAPS(r, ky)                                                                              \
+/* stride 1: input row r under filter row ky */
+#define MCU_CMSIS_DW_MAP3_TAPS1(r, ky)                                                                             \
     "ldr %[t0], [%[x], #32*" #r "]\n\t"                                                                             \
     "ldr %[t1], [%[x], #32*" #r "+16]\n\t"                                                                          \
     "ldr %[t2], [%[w], #32*" #ky "]\n\t"                                                                            \
@@ -647,6 +698,18 @@ static inline void mcu_cmsis_dw_pairs_plus(int32_t q0, int32_t q1, int32_t off, 
     "smlad %[a1], %[t0], %[t2], %[a1]\n\t"                                                                          \
     "smlatt %[a1], %[t1], %[t3], %[a1]\n\t"                                                                         \
     "smlad %[a2], %[t1], %[t2], %[a2]\n\t"
+/* stride 2 */
+#define MCU_CMSIS_DW_MAP3_TAPS2(r, ky)                                                                             \
+    "ldr %[t0], [%[x], #48*" #r "]\n\t"                                                                             \
+    "ldr %[t1], [%[x], #48*" #r "+16]\n\t"                                                                          \
+    "ldr %[t2], [%[x], #48*" #r "+32]\n\t"                                                                          \
+    "ldr %[t3], [%[w], #32*" #ky "]\n\t"                                                                            \
+    "ldr %[t4], [%[w], #32*" #ky "+16]\n\t"                                                                         \
+    "smlad %[a0], %[t0], %[t3], %[a0]\n\t"                                                                          \
+    "smlabt %[a0], %[t1], %[t4], %[a0]\n\t"                                                                         \
+    "smlad %[a1], %[t1], %[t3], %[a1]\n\t"                                                                          \
+    "smlabt %[a1], %[t2], %[t4], %[a1]\n\t"                                                                         \
+    "smlad %[a2], %[t2], %[t3], %[a2]\n\t"
 #define MCU_CMSIS_DW_MAP3_RQ(a)                                                                                    \
     "lsl %[t3], %[" a "], #1\n\t"                                                                                   \
     "smmlar %[t3], %[t3], %[t0], %[t1]\n\t"                                                                         \
@@ -658,45 +721,69 @@ static inline void mcu_cmsis_dw_pairs_plus(int32_t q0, int32_t q1, int32_t off, 
 #define MCU_CMSIS_DW_MAP3_STORE                                                                                    \
     "ldr %[t0], [%[q]]\n\tldr %[t1], [%[q], #4]\n\tldr %[t2], [%[q], #8]\n\t" MCU_CMSIS_DW_MAP3_RQ("a0")          \
         MCU_CMSIS_DW_MAP3_RQ("a1") MCU_CMSIS_DW_MAP3_RQ("a2")
-/* output rows 0 (input rows 0, 1 under filter rows 1, 2), 1 (all three), 2 (rows 1, 2 under 0, 1) */
-#define MCU_CMSIS_DW_MAP3_ROWS                                                                                     \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS(0, 1) MCU_CMSIS_DW_MAP3_TAPS(1, 2) MCU_CMSIS_DW_MAP3_STORE         \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS(0, 0) MCU_CMSIS_DW_MAP3_TAPS(1, 1) MCU_CMSIS_DW_MAP3_TAPS(2, 2)    \
+/* the three output rows: stride 1 over input rows (0, 1), (0, 1, 2), (1, 2); stride 2 over (0, 1, 2),
+   (2, 3, 4), (4, 5) */
+#define MCU_CMSIS_DW_MAP3_ROWS1                                                                                    \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(0, 1) MCU_CMSIS_DW_MAP3_TAPS1(1, 2) MCU_CMSIS_DW_MAP3_STORE       \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(0, 0) MCU_CMSIS_DW_MAP3_TAPS1(1, 1) MCU_CMSIS_DW_MAP3_TAPS1(2, 2) \
     MCU_CMSIS_DW_MAP3_STORE                                                                                         \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS(1, 0) MCU_CMSIS_DW_MAP3_TAPS(2, 1) MCU_CMSIS_DW_MAP3_STORE
-/** One channel of a 3x3 map: x, w its first input / filter pair word, bias its bias, q its record,
-    out its first output. */
-static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w, const int32_t *bias,
-                                                const int32_t *q, int8_t *out, int32_t ch)
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(1, 0) MCU_CMSIS_DW_MAP3_TAPS1(2, 1) MCU_CMSIS_DW_MAP3_STORE
+#define MCU_CMSIS_DW_MAP3_ROWS2                                                                                    \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(0, 0) MCU_CMSIS_DW_MAP3_TAPS2(1, 1) MCU_CMSIS_DW_MAP3_TAPS2(2, 2) \
+    MCU_CMSIS_DW_MAP3_STORE                                                                                         \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(2, 0) MCU_CMSIS_DW_MAP3_TAPS2(3, 1) MCU_CMSIS_DW_MAP3_TAPS2(4, 2) \
+    MCU_CMSIS_DW_MAP3_STORE                                                                                         \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(4, 0) MCU_CMSIS_DW_MAP3_TAPS2(5, 1) MCU_CMSIS_DW_MAP3_STORE
+/** One channel of a 3x3 output map, stride S (compile time): x, w its first input / filter pair word
+    (rows 4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w,
+                                                                               const int32_t *bias, const int32_t *q,
+                                                                               int8_t *out, int32_t ch, const int S)
 {
-    int32_t a0, a1, a2, t0, t1, t2, t3;
-    __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS
-                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
-                       [t2] "=&r"(t2), [t3] "=&r"(t3), [out] "+&r"(out)
-                     : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
-                     : "memory");
+    int32_t a0, a1, a2, t0, t1, t2, t3, t4; /* t4: stride 2's fifth word */
+    if (S == 1) {
+        __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS1
+                         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                           [t2] "=&r"(t2), [t3] "=&r"(t3), [out] "+&r"(out)
+                         : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
+                         : "memory");
+    } else {
+        __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS2
+                         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                           [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [out] "+&r"(out)
+                         : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
+                         : "memory");
+    }
 }
 #else
-/** One filter row (w01, w12) over one input row (x: its pair words) into a row's accumulators: output
-    0 takes w1 x0 + w2 x1, output 1 all three taps, output 2 w0 x1 + w1 x2 (the padded columns
-    skipped). */
-static inline void mcu_cmsis_dw3x3_row3(const int32_t *x, int32_t w01, int32_t w12, int32_t *a)
+/** One filter row (w01, w12) over one input row (x: its first pair word) into a row's accumulators,
+    stride S: stride 1 output 0 takes w1 x0 + w2 x1, output 1 all three taps, output 2 w0 x1 + w1 x2
+    (the padded columns skipped); stride 2 output j taps x(2j) .. x(2j + 2), output 2 without x6. */
+static inline void mcu_cmsis_dw3x3_row3(const int32_t *x, int32_t w01, int32_t w12, int32_t *a, int S)
 {
-    a[0] = mcu_smlad(x[0], w12, a[0]);
-    a[1] = mcu_smlatt(x[4], w12, mcu_smlad(x[0], w01, a[1]));
-    a[2] = mcu_smlad(x[4], w01, a[2]);
+    if (S == 1) {
+        a[0] = mcu_smlad(x[0], w12, a[0]);
+        a[1] = mcu_smlatt(x[4], w12, mcu_smlad(x[0], w01, a[1]));
+        a[2] = mcu_smlad(x[4], w01, a[2]);
+    } else {
+        a[0] = mcu_smlabt(x[4], w12, mcu_smlad(x[0], w01, a[0]));
+        a[1] = mcu_smlabt(x[8], w12, mcu_smlad(x[4], w01, a[1]));
+        a[2] = mcu_smlad(x[8], w01, a[2]);
+    }
 }
 
-/** One channel of a 3x3 map: x, w its first input / filter pair word, bias its bias, q its record,
-    out its first output. */
+/** One channel of a 3x3 output map, stride S: x, w its first input / filter pair word (rows
+    4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output. */
 static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w, const int32_t *bias,
-                                                const int32_t *q, int8_t *out, int32_t ch)
+                                                const int32_t *q, int8_t *out, int32_t ch, const int S)
 {
     for (int32_t oy = 0; oy < 3; oy++) {
         int32_t a[3] = {*bias, *bias, *bias};
-        for (int32_t r = oy == 0 ? 0 : oy - 1; r < (oy == 2 ? 3 : oy + 2); r++) { /* the input rows inside */
-            const int32_t ky = r - oy + 1;
-            mcu_cmsis_dw3x3_row3(x + 8 * r, w[8 * ky], w[8 * ky + 4], a);
+        for (int32_t ky = 0; ky < 3; ky++) {
+            const int32_t r = S * oy + ky - (S == 1); /* input row; stride 1 pads one above */
+            if (r >= 0 && r < 3 * S) {
+                mcu_cmsis_dw3x3_row3(x + 4 * (S + 1) * r, w[8 * ky], w[8 * ky + 4], a, S);
+            }
         }
         for (int32_t ox = 0; ox < 3; ox++, out += ch) {
             *out = (int8_t)mcu_ssat8(mcu_cmsis_rq(a[ox], q));
@@ -705,36 +792,63 @@ static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t 
 }
 #endif
 
-/** A row of three positions of four channels (in: the first's, ch bytes between them) plus `off`
-    into its pair words (x0, x1), (x1, x2) at x. */
-static inline void mcu_cmsis_dw3x3_map3_line(const int8_t *in, int32_t ch, int32_t off, int32_t *x)
+/** A row of four channels (in: its first position's, ch bytes between positions) plus `off` into
+    its pair words at x, stride S (compile time; see above). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_line(const int8_t *in, int32_t ch, int32_t off,
+                                                                            int32_t *x, const int S)
 {
     const int32_t q1 = mcu_read_s8x4(in + ch);
-    mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in), q1, off, x);
-    mcu_cmsis_dw_pairs_plus(q1, mcu_read_s8x4(in + 2 * ch), off, x + 4);
+    if (S == 1) {
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in), q1, off, x);
+        mcu_cmsis_dw_pairs_plus(q1, mcu_read_s8x4(in + 2 * ch), off, x + 4);
+    } else {
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in), q1, off, x);
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in + 2 * ch), mcu_read_s8x4(in + 3 * ch), off, x + 4);
+        mcu_cmsis_dw_pairs_plus(mcu_read_s8x4(in + 4 * ch), mcu_read_s8x4(in + 5 * ch), off, x + 8);
+    }
 }
 
-/** A map of 3x3 pixels, stride 1, padding one line on each side (see above), whole groups of four
-    channels, the output clear of the input or exactly over it (a group's input read before its
-    outputs are written). Returns 0 where not. */
-__attribute__((noinline)) static int mcu_cmsis_dw3x3_map3(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
-                                                          const int8_t *weights, const int32_t *bias,
-                                                          const int32_t *rq, int8_t *output)
+/** Every group of four channels of a 3x3 output map, stride S (compile time; see above); x, w: a
+    group's input and filter pair words (3 S rows of 4 (S + 1) words, 3 rows of 8). */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_run(const mcu_cmsis_dw_conv_params *p,
+                                                                           const int8_t *input, const int8_t *weights,
+                                                                           const int32_t *bias, const int32_t *rq,
+                                                                           int8_t *output, int32_t *x, int32_t *w,
+                                                                           const int S)
 {
     const int32_t ch = p->out_c, off = mcu_pkhbt16(p->input_offset, p->input_offset);
-    if (p->in_h != 3 || p->in_w != 3 || p->out_h != 3 || p->out_w != 3 || p->stride_h != 1 || p->stride_w != 1 ||
-        p->pad_top != 1 || p->pad_left != 1 || (ch & 3) || !mcu_cmsis_dw3x3_placed(p, input, output)) {
-        return 0;
-    }
     for (int32_t c0 = 0; c0 < ch; c0 += 4) {
-        int32_t x[3 * 2 * 4], w[3 * 2 * 4]; /* per input / filter row its two pair words, per channel */
-        for (int32_t r = 0; r < 3; r++) {
-            mcu_cmsis_dw3x3_map3_line(input + 3 * r * ch + c0, ch, off, x + 8 * r);
-            mcu_cmsis_dw3x3_map3_line(weights + 3 * r * ch + c0, ch, 0, w + 8 * r);
+        for (int32_t r = 0; r < 3 * S; r++) {
+            mcu_cmsis_dw3x3_map3_line(input + 3 * S * r * ch + c0, ch, off, x + 4 * (S + 1) * r, S);
+            if (r < 3) { /* a filter row: (w0, w1), (w1, w2), as a stride 1 row */
+                mcu_cmsis_dw3x3_map3_line(weights + 3 * r * ch + c0, ch, 0, w + 8 * r, 1);
+            }
         }
         for (int32_t k = 0; k < 4; k++) {
-            mcu_cmsis_dw3x3_map3_channel(x + k, w + k, bias + c0 + k, rq + 3 * (c0 + k), output + c0 + k, ch);
+            mcu_cmsis_dw3x3_map3_channel(x + k, w + k, bias + c0 + k, rq + 3 * (c0 + k), output + c0 + k, ch, S);
         }
+    }
+}
+
+/** A 3x3 output map (see above) at stride s, 1 or 2, where the build carries its path: whole groups
+    of four channels, the output clear of the input or exactly over it (a group's input read before
+    its outputs are written). Returns 0 where not. */
+__attribute__((noinline)) static int mcu_cmsis_dw3x3_map3(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
+                                                          const int8_t *weights, const int32_t *bias,
+                                                          const int32_t *rq, int8_t *output, int32_t s)
+{
+    if (p->in_h != 3 * s || p->in_w != 3 * s || p->out_h != 3 || p->out_w != 3 || p->stride_h != s ||
+        p->stride_w != s || p->pad_top != 2 - s || p->pad_left != 2 - s || (p->out_c & 3) ||
+        !mcu_cmsis_dw3x3_placed(p, input, output)) {
+        return 0;
+    }
+    int32_t w[3 * 2 * 4]; /* per filter row its two pair words, per channel */
+    if (MCU_PATH_DW_MAP3 && s == 1) {
+        int32_t x[3 * 2 * 4]; /* per input row its pair words, per channel */
+        mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 1);
+    } else if (MCU_PATH_DW_MAP3_S2) {
+        int32_t x[6 * 3 * 4];
+        mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 2);
     }
     return 1;
 }
@@ -747,8 +861,9 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
                                        int fast)
 {
     /* calls it only where it may run (and the build carries it: mcu_cmsis_paths.h) */
-    const int map3 = MCU_PATH_DW_MAP3 && p->out_w == 3 && p->stride_w == 1;
-    if (fast && ((map3 && mcu_cmsis_dw3x3_map3(p, input, weights, bias, rq, output)) ||
+    const int32_t s = p->stride_w;
+    const int map3 = p->out_w == 3 && ((MCU_PATH_DW_MAP3 && s == 1) || (MCU_PATH_DW_MAP3_S2 && s == 2));
+    if (fast && ((map3 && mcu_cmsis_dw3x3_map3(p, input, weights, bias, rq, output, s)) ||
                  mcu_cmsis_dw3x3_groups(p, input, weights, folded, rq, scratch, output))) {
         return;
     }

@@ -17,7 +17,7 @@
 #endif
 
 /* DSP depthwise (mcu_cmsis_dwconv_dsp.h): the small-map 3x3 pixel sweep (and within it the 3x3
-   maps' own path, mcu_cmsis_dw3x3_map3), one input channel, the
+   output maps' own path, mcu_cmsis_dw3x3_map3, at stride 1 and at stride 2), one input channel, the
    3x3 pair layout by stride, the 3x3 lane pairs by stride, any filter with the fast
    requantization. The general line sweep (mcu_cmsis_dw_dsp_any) and the plain pixel loop are
    always there: the fallbacks. */
@@ -26,6 +26,9 @@
 #endif
 #ifndef MCU_PATH_DW_MAP3
 #define MCU_PATH_DW_MAP3 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_DW_MAP3_S2
+#define MCU_PATH_DW_MAP3_S2 MCU_PATH_DEFAULT
 #endif
 #ifndef MCU_PATH_DW_IN1
 #define MCU_PATH_DW_IN1 MCU_PATH_DEFAULT

@@ -249,6 +249,18 @@ COMPOSITES = (Composite("qnn_depthwise_conv2d", op("depthwise_conv_2d", wildcard
                         by_isa=True),)
 
 
+def map3_stride(p: dict, has_rq: bool) -> int:
+    """The stride of a 3x3 output map the pixel sweep's map path takes (mcu_cmsis_dw3x3_map3, with
+    the fast requantization and the whole int8 range: stride 1 over 3x3 padded one line on each
+    side, stride 2 over 6x6 padded one line after; whole groups of four channels), else 0. The
+    kernel also needs the output clear of the input or exactly over it (checked at run time)."""
+    s = p["stride_h"]
+    fast = has_rq and (p["act_min"], p["act_max"]) == (-128, 127)
+    shape = (p["in_h"], p["in_w"], p["out_h"], p["out_w"], p["stride_w"], p["pad_top"], p["pad_left"])
+    ok = fast and s in (1, 2) and shape == (3 * s, 3 * s, 3, 3, s, 2 - s, 2 - s) and p["out_c"] % 4 == 0
+    return s if ok else 0
+
+
 def dsp_paths(p: dict, has_rq: bool) -> frozenset[str]:
     """The DSP paths of mcu_cmsis_dwconv_dsp a layer takes (MCU_PATH_DW_* in mcu_cmsis_paths.h),
     as the dispatcher chooses them from the final parameters (after the planner's overlaps set
@@ -263,8 +275,10 @@ def dsp_paths(p: dict, has_rq: bool) -> frozenset[str]:
         return frozenset({"DW_IN1"})
     if s == PIXELS:
         k3 = (p["k_h"], p["k_w"], p["dil_h"], p["dil_w"], p["depth_multiplier"]) == (3, 3, 1, 1, 1)
-        map3 = k3 and p["out_w"] == 3 and p["stride_w"] == 1  # mcu_cmsis_dw3x3_map3 checks the rest
-        return frozenset({"DW_PIX3", "DW_MAP3"} if map3 else {"DW_PIX3"} if k3 else ())
+        if not k3:
+            return frozenset()
+        stride = map3_stride(p, has_rq)
+        return frozenset({"DW_PIX3", {1: "DW_MAP3", 2: "DW_MAP3_S2"}[stride]} if stride else {"DW_PIX3"})
     a, b = ("h", "w") if s == ROWS else ("w", "h")  # lines along a, positions along b
     k_l, k_p, stride_p, dil_l, dil_p = p[f"k_{a}"], p[f"k_{b}"], p[f"stride_{b}"], p[f"dil_{a}"], p[f"dil_{b}"]
     fast = has_rq and (p["act_min"], p["act_max"]) == (-128, 127)
