@@ -149,7 +149,9 @@ def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", bu
     the same, then while those cost more than `budget` instructions together (their
     Overlap.cost_instructions), the one whose loss grows the arena least dropped. `quick`: the
     costly declarations the arena does not need are not looked for (balanced still drops for its
-    budget): an arena never smaller (the same on every model tried), for far fewer plans."""
+    budget): an arena never smaller (the same on every model tried), for far fewer plans; and
+    the improving search tries QUICK_ITERATIONS orders (memory_greedy.py), not the final plan's
+    IMPROVING_ITERATIONS."""
     if mode not in MEMORY_MODES:
         raise ModelError(f"unknown memory mode '{mode}'; known: {', '.join(MEMORY_MODES)}")
     costly = {s for s, b in enumerate(program.bindings) if b.kernel.overlap is not None and b.kernel.overlap.needs}
@@ -158,7 +160,7 @@ def _plan_overlaps(program: Program, algorithms=None, mode: str = "balanced", bu
         def use(step: int, overlap: Overlap) -> bool:
             return mode != "fast" and (not overlap.needs or step in chosen)
 
-        return _plan(program, algorithms, mode, use)
+        return _plan(program, algorithms, mode, use, quick)
 
     def cost(steps: set[int]) -> int:
         return sum(program.bindings[s].kernel.overlap.cost_instructions for s in steps)
@@ -195,9 +197,10 @@ def _with_needs(kernel):
     return replace(kernel, params=params, scratch_bytes=overlap.scratch_bytes, scratch_check=overlap.scratch_check)
 
 
-def _plan(program: Program, algorithms, mode: str, use_overlap: Callable[[int, Overlap], bool]) -> ArenaPlan:
+def _plan(program: Program, algorithms, mode: str, use_overlap: Callable[[int, Overlap], bool],
+          quick: bool = False) -> ArenaPlan:
     buffers, constraints = buffer_records(program, use_overlap)
-    plan = plan_memory(buffers, constraints, algorithms)
+    plan = plan_memory(buffers, constraints, algorithms, quick)
     element_wise = {b.out for b in program.bindings if b.kernel.in_place}
     classic = [c for c in constraints if not isinstance(c, InPlace) or c.out in element_wise]
     live_bound = lower_bound(buffers, classic)

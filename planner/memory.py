@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from math import gcd
 
 from .memory_exact import exact
-from .memory_greedy import greedy_by_conflicts, greedy_by_size, improving
+from .memory_greedy import QUICK_ITERATIONS, greedy_by_conflicts, greedy_by_size, improving
 from .memory_problem import Block, NotApplicable, Problem
 
 
@@ -115,8 +115,10 @@ ALGORITHMS: dict[str, Callable[[Problem], dict[str, int]]] = {
 
 
 def plan_memory(buffers: Sequence[Buffer], constraints: Iterable[Constraint] = (),
-                algorithms: Iterable[str] | None = None) -> MemoryPlan:
+                algorithms: Iterable[str] | None = None, quick: bool = False) -> MemoryPlan:
     """Run the named algorithms (default: all), keep the smallest arena, and check that plan.
+    `quick`: the improving search tries QUICK_ITERATIONS orders (a search comparing many programs'
+    plans), not IMPROVING_ITERATIONS.
 
     An algorithm that declines the problem (NotApplicable: the exact search on a big one) is skipped;
     `MemoryPlan.arenas` lists those that ran."""
@@ -129,7 +131,8 @@ def plan_memory(buffers: Sequence[Buffer], constraints: Iterable[Constraint] = (
     plans = []
     for name in names:
         try:
-            offsets = ALGORITHMS[name](problem)
+            run = ALGORITHMS[name]
+            offsets = improving(problem, QUICK_ITERATIONS) if quick and run is improving else run(problem)
         except NotApplicable:  # the exact search on a problem too big for it
             continue
         arena = max((offsets[b.name] + b.size for b in buffers), default=0)

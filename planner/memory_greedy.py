@@ -11,8 +11,10 @@ from collections.abc import Callable
 
 from .memory_problem import Problem
 
-# The improving search: how many perturbations it tries, and its fixed seed (deterministic output).
+# The improving search: how many perturbations it tries, and its fixed seed (deterministic output);
+# QUICK_ITERATIONS in searches that plan many programs to compare them (the fusion search).
 IMPROVING_ITERATIONS = 1200
+QUICK_ITERATIONS = 300
 IMPROVING_SEED = 20240611
 
 
