@@ -18,8 +18,9 @@ _PAIR = ("PAIR_C", "PAIR_PLAIN", "MVE_WIDE")
 _CONV = ("CONV_3X3X3", "CONV_OFFSET", "CONV_COLUMN", *_PAIR)
 # Every selectable path (MCU_PATH_<name> in mcu_cmsis_paths.h), by kernel.
 PATHS = {
-    "mcu_cmsis_dwconv2d_s8": ("DW_PIX3", "DW_MAP3", "DW_MAP3_S2", "DW_IN1", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_K3S1", "DW_K3S2", "DW_ANY_FAST",
-                              "MVE_DW_IN1", "MVE_DW_LINES", "MVE_DW_COLUMNS", "MVE_DW_M4", "MVE_DW_GATHER"),
+    "mcu_cmsis_dwconv2d_s8": ("DW_PIX3", "DW_MAP3", "DW_MAP3_S2", "DW_IN1", "DW_PAIRS_S1", "DW_PAIRS_S2",
+                              "DW_K3S1", "DW_K3S2", "DW_ANY_FAST", "MVE_DW_IN1", "MVE_DW_LINES", "MVE_DW_COLUMNS",
+                              "MVE_DW_M4", "MVE_DW_GATHER"),
     "mcu_cmsis_conv2d_s8": _CONV,
     "mcu_cmsis_conv2d_add_s8": _CONV,
     "mcu_cmsis_conv2d_1x1_s8": _PAIR,
