@@ -63,8 +63,8 @@ def test_text_is_drawn_with_the_pixel_font():
 
 @pytest.fixture(scope="module")
 def kws_plan():
-    # `min`: every layer over its input, and room above the 12 B output for its label (balanced's
-    # layout has a buffer right above it, where a small buffer's label is left out)
+    # `min`: every depthwise layer over its input (a buffer too small for its label, or with another
+    # right above it, has none: which ones depends on the planner's layout)
     return plan_json(compile_model(MLPERF_MODELS["kws"], Options(memory="min")))
 
 
@@ -73,7 +73,7 @@ def test_plan_svg_has_legend_labels_op_names_and_round_ticks(kws_plan):
     texts = re.findall(r">([^<>]+)</text>", svg)
     for _, legend in KINDS.values():
         assert legend in texts
-    assert {"input 0", "output 0", "scratch 1", "t0"} <= set(texts)  # one-step buffers are labelled too
+    assert {"input 0", "scratch 1", "t0"} <= set(texts)  # one-step buffers are labelled too
     ops = [s["op"] for s in kws_plan["schedule"]]
     assert [t for t in texts if t in set(ops)] == ops  # every step's op under its column, in order
     ticks = [int(t.replace(",", "")) for t in texts if re.fullmatch(r"\d{1,3}(,\d{3})+|\d+", t)][:4]
