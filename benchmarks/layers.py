@@ -15,9 +15,15 @@ The peer (peer_layers.json, from shared/peer/tflm-cmsis-nn-qemu.md) measured TFL
 by layer on the MLPerf Tiny models only, on the same QEMU boards. A layer here is matched to the
 measured layer of the same operator closest in shape, and the peer's instructions for it are that
 layer's instructions per MAC times this layer's MACs. Closeness: the filter's size (a different
-size counts 4), the stride (2; 0.5 for depthwise layers), then the channels (|log2| of the ratio
-of output channels, twice that for depthwise layers, plus that of input channels for convolutions
-and fully connected layers) and the map (half the |log2| of the ratio of output pixels).
+size counts 4), the stride (2; 0.5 for depthwise layers), then the channels and the map (half the
+|log2| of the ratio of output pixels). Channels: for depthwise layers twice the |log2| of the ratio of
+output channels; for convolutions and fully connected layers twice that of the input channels (the
+depth of each dot product) plus half that of the output channels, because the peer's own figures show
+its per-MAC cost set by the depth, hardly by the output channels: 1x1 32->32 and 32->64 2.70 / 2.72
+instructions per MAC on the M4, 0.62 / 0.62 on the M55; 64->64 and 64->128 2.08 / 2.16 and 0.39 /
+0.39; but 8->16 6.63 and 2.18, 16->32 3.96 and 1.07 (until 2026-11-24 both channels weighed 1, which
+matched a 1x1 8->64 layer to 32->64 and gave it a peer 3.5x cheaper per MAC than the peer's own
+8-deep layer).
 CMSIS-NN's per-MAC cost of a depthwise layer depends on its shape mainly through the channels
 (VWW's 3x3 layers: 7.5 to 8.9 instructions per MAC on the M4; on the M55 5.4 at 8 channels, 3.6 at
 16, 2.8 at 32, 2.3 to 2.6 from 64 up, stride 1 and 2 alike), so the channels weigh most and the
@@ -85,9 +91,9 @@ def shape_of(peer: dict) -> dict:
 def distance(op: str, ours: dict, peer: dict) -> float:
     dw = op == "DEPTHWISE_CONV_2D"
     d = 4.0 * (ours["k"] != peer["k"]) + (0.5 if dw else 2.0) * (ours["stride"] != peer["stride"])
-    d += (2.0 if dw else 1.0) * abs(math.log2(ours["out_c"] / peer["out_c"]))
+    d += (2.0 if dw else 0.5) * abs(math.log2(ours["out_c"] / peer["out_c"]))
     if not dw:
-        d += abs(math.log2(ours["in_c"] / peer["in_c"]))
+        d += 2.0 * abs(math.log2(ours["in_c"] / peer["in_c"]))
     return d + 0.5 * abs(math.log2(ours["px"] / peer["px"]))
 
 
