@@ -34,17 +34,21 @@ def test_paths_of_the_mlperf_models():
     (over their inputs, with a ring: Helium's pixel path, always there); the 1x1 layers (offset
     layout) and the 64 -> 12 head (groups of four, depth a multiple of 16) on the assembly alone.
     For the M55 the first conv is the one-input-channel depthwise path (its tables), the wide
-    layout is gone and the 1x1 layers take the plain one. VWW adds the stride-2 depthwise pairs,
+    layout is gone and the 1x1 layers take the plain one; the M4's 1x1 layers, ReLU-like, take the
+    offset layout's routine without the negative accumulators' rounding correction (PAIR_RELU). VWW adds the stride-2 depthwise pairs,
     the 3x3 three-channel first conv, its small maps' 3x3 pixel sweep with the 3x3 output maps'
     paths at stride 1 and 2, and Helium's 3x3 columns.
     AD: fully connected layers of one row only, every group on the assembly."""
     kws, cmake = _paths(MLPERF_MODELS["kws"])
-    assert kws == ["CONV_COLUMN", "DW_PAIRS_S1", "MVE_WIDE"]
-    assert "mcuforge_kernel_paths(CONV_COLUMN DW_PAIRS_S1 MVE_WIDE)" in cmake
+    assert kws == ["CONV_COLUMN", "DW_PAIRS_S1", "MVE_WIDE", "PAIR_RELU"]
+    assert "mcuforge_kernel_paths(CONV_COLUMN DW_PAIRS_S1 MVE_WIDE PAIR_RELU)" in cmake
     vww, _ = _paths(MLPERF_MODELS["vww"])
     assert {"CONV_3X3X3", "CONV_COLUMN", "DW_PAIRS_S1", "DW_PAIRS_S2", "DW_PIX3", "DW_MAP3", "DW_MAP3_S2",
             "MVE_DW_COLUMNS"} <= set(vww)
-    assert not {"DW_IN1", "FC_ROWS", "PAIR_PLAIN", "MVE_DW_IN1", "MVE_DW_M4"} & set(vww)
+    assert not {"DW_IN1", "FC_ROWS", "PAIR_PLAIN", "MVE_DW_IN1", "MVE_DW_M4", "PAIR_SIGNED"} & set(vww)
+    # the offset layout's routines: KWS's and VWW's 1x1 layers are all ReLU-like (no signed routine);
+    # IC's convolutions before its residual adds are not
+    assert "PAIR_RELU" in vww and {"PAIR_RELU", "PAIR_SIGNED"} <= set(_paths(MLPERF_MODELS["ic"])[0])
     assert _paths(MLPERF_MODELS["ad"])[0] == []
     helium, _ = _paths(MLPERF_MODELS["kws"], "mve")
     assert helium == ["DW_PAIRS_S1", "MVE_DW_IN1", "PAIR_PLAIN"]

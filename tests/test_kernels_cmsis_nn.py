@@ -169,6 +169,51 @@ def test_fast_requant_records_equal_portable_requantize(tmp_path):
     assert out == "", out[:1000]
 
 
+RQ_RELU_PROGRAM = RQ_PROGRAM.replace(
+    "mcu_cmsis_rq_clamp((int32_t)x, rq, (int32_t)lo, (int32_t)hi)",
+    "mcu_relu_clamp(mcu_ssat8(mcu_cmsis_rq3_relu((int32_t)x, rq[0], rq[1], rq[2])), lo, hi)").replace(
+    "int main(void) {",
+    "static int32_t mcu_relu_clamp(int32_t v, long lo, long hi) { return v < lo ? (int32_t)lo : v > hi ? (int32_t)hi : v; }\n"
+    "int main(void) {")
+
+
+@needs_gcc
+def test_relu_requant_records_equal_portable_requantize(tmp_path):
+    """mcu_cmsis_rq3_relu (no rounding correction of negative accumulators: the PAIR_RELU routines)
+    equals TFLM's requantization + offset + clamp wherever the output offset is at or below the
+    clamp's minimum, over the planner's proven records and accumulators as in the test above (small
+    negative ones and rounding ties included); where the offset is above the minimum it does differ
+    (the condition is needed: some trials there must fail)."""
+    src = tmp_path / "t.c"
+    src.write_text(RQ_RELU_PROGRAM)
+    exe = tmp_path / "t"
+    subprocess.run(["gcc", *CFLAGS, DSP_EMULATE, "-I", str(KERNELS), "-I", str(INCLUDE), str(src), "-o", str(exe)],
+                   check=True)
+    rng = np.random.default_rng(11)
+    lines = {True: [], False: []}
+    for lo, hi, m, s, off, (amin, amax) in rq_trials(rng, 6000):
+        relu = bool(rng.integers(0, 4))
+        if relu:  # the offset at or below the minimum (a ReLU's clamp is [offset, ...])
+            off = max(-128, amin - int(rng.integers(0, 3)) * int(rng.integers(0, 40)))
+        elif off <= amin:
+            continue
+        rec = requant_records(np.array([lo]), np.array([hi]), np.array([m]), np.array([s]), off, amin, amax)
+        if rec is None:
+            continue
+        xs = {lo, hi, (lo + hi) // 2, *rng.integers(lo, hi + 1, 40).tolist()}
+        xs |= {v for v in range(-3, 3) if lo <= v <= hi}
+        if -s >= 1:  # ties of the rounding divide, negative ones included
+            y = (rng.integers(-2**20, 2**20, 20) * 2 + 1) << (-s - 1)
+            xs |= {int(v) for v in (y << 31) // max(m, 1) if lo <= v <= hi}
+        lines[relu] += [f"{x} {m} {s} {off} {amin} {amax} {rec[0]} {rec[1]} {rec[2]}" for x in sorted(xs)]
+    assert len(lines[True]) > 50000 and len(lines[False]) > 10000, {k: len(v) for k, v in lines.items()}
+    run = lambda ls: subprocess.run([str(exe)], input="\n".join(ls), capture_output=True, text=True,  # noqa: E731
+                                    check=True).stdout
+    out = run(lines[True])
+    assert out == "", out[:1000]
+    assert run(lines[False]).count("\n") > 10  # without the condition the correction matters
+
+
 # ---- synthetic single-op calls -------------------------------------------------------------------
 
 def q(scale, zp=0, axis=0) -> QuantParams:
@@ -190,7 +235,7 @@ ACC_STD = 74.0 * 73.0  # std of (uniform int8 input - zp) times std of uniform i
 
 
 def conv_like(rng, op, hw, ic, oc, k, stride=(1, 1), dil=(1, 1), padding="SAME", act="NONE", bias=True,
-              mult=1, per_channel=True) -> Call:
+              mult=1, per_channel=True, out_zp=None) -> Call:
     (h, w), (kh, kw) = hw, k
     in_s = 0.03
     x = Var("x", TensorType((1, h, w, ic), "int8", q(in_s, rng.integers(-128, 128))))
@@ -209,7 +254,7 @@ def conv_like(rng, op, hw, ic, oc, k, stride=(1, 1), dil=(1, 1), padding="SAME",
     if bias:
         data = np.round(rng.normal(0, ACC_STD * math.sqrt(taps) / 2, oc))
         args.append(Constant("b", TensorType((oc,), "int32", q(in_s * np.resize(ws, oc))), data))
-    return _call(op, args, attrs, q(0.06, rng.integers(-20, 21)))
+    return _call(op, args, attrs, q(0.06, rng.integers(-20, 21) if out_zp is None else out_zp))
 
 
 def extreme(call: Call, bias: dict[int, int], zero_rows: tuple[int, ...] = (), out_scale: float | None = None) -> Call:
@@ -452,6 +497,11 @@ CASES = {
     "conv_1x1_ic52_oc8_offset_short_block": lambda r: conv(r, (2, 5), 52, 8, (1, 1)),
     "conv_1x1_ic48_oc6_offset_2px": lambda r: conv(r, (1, 2), 48, 6, (1, 1)),
     "conv_1x1_ic96_oc7_offset_odd_rows": lambda r: conv(r, (4, 2), 96, 7, (1, 1)),
+    # output zero point -128 (ReLU-like: the offset routine without the negative accumulators'
+    # rounding correction, PAIR_RELU), with and without a ReLU, a 3x3 one through the im2col columns
+    "conv_1x1_ic64_oc10_offset_zp_min_relu": lambda r: conv(r, (5, 4), 64, 10, (1, 1), act="RELU", out_zp=-128),
+    "conv_1x1_ic48_oc7_offset_zp_min": lambda r: conv(r, (3, 5), 48, 7, (1, 1), out_zp=-128),
+    "conv_3x3_ic16_oc6_offset_zp_min_relu": lambda r: conv(r, (5, 6), 16, 6, (3, 3), act="RELU", out_zp=-128),
     "conv_1x1_ic516_oc6_offset_bound": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1, 3), 33277),
     "conv_1x1_ic516_oc6_offset_bound_neg": lambda r: saturated(conv(r, (2, 3), 516, 6, (1, 1)), (1,), -33278),
     "conv_1x1_ic520_oc5_plain_bound": lambda r: saturated(conv(r, (2, 2), 520, 5, (1, 1)), (1,), 0),

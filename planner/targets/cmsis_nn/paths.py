@@ -14,7 +14,7 @@ from ...kernel import KernelCall
 from . import depthwise
 from .common import OFFSET, PLAIN, WIDE
 
-_PAIR = ("PAIR_C", "PAIR_PLAIN", "MVE_WIDE")
+_PAIR = ("PAIR_C", "PAIR_PLAIN", "PAIR_RELU", "PAIR_SIGNED", "MVE_WIDE")
 _CONV = ("CONV_3X3X3", "CONV_OFFSET", "CONV_COLUMN", *_PAIR)
 # Every selectable path (MCU_PATH_<name> in mcu_cmsis_paths.h), by kernel.
 PATHS = {
@@ -35,11 +35,16 @@ def _full_range(p: dict) -> bool:
 
 def _pair_gemm(p: dict, rows: int, has_rq: bool) -> set[str]:
     """A pair product's paths (mcu_pair_gemm_init): the assembly for proven records, the whole int8
-    range and an even row count (the plain layout's own routine), else the C loops."""
-    wide = {"MVE_WIDE"} if p.get("pair_offset", PLAIN) == WIDE else set()  # Helium's plain loops read it
+    range and an even row count (the plain layout's own routine; the offset layout's with or without
+    the rounding correction of negative accumulators, mcu_pair_relu), else the C loops (which an odd
+    row count's pairs leave to the assembly too)."""
+    layout = p.get("pair_offset", PLAIN)
+    taken = {"MVE_WIDE"} if layout == WIDE else set()  # Helium's plain loops read it
+    if layout == OFFSET and has_rq and _full_range(p) and rows >= 2:
+        taken.add("PAIR_RELU" if p["output_offset"] <= p["act_min"] else "PAIR_SIGNED")
     if has_rq and _full_range(p) and rows > 0 and rows % 2 == 0:
-        return wide | ({"PAIR_PLAIN"} if p.get("pair_offset", PLAIN) == PLAIN else set())
-    return wide | {"PAIR_C"}
+        return taken | ({"PAIR_PLAIN"} if layout == PLAIN else set())
+    return taken | {"PAIR_C"}
 
 
 def _conv(p: dict, has_rq: bool) -> set[str]:

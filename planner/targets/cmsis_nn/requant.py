@@ -48,7 +48,9 @@ def requant_records(lo: np.ndarray, hi: np.ndarray, mult: np.ndarray, shift: np.
         if right >= 1 and -(2**30) <= l and h < 2**30:
             y_lo, y_hi = (int(quant.saturating_rounding_doubling_high_mul(v, m)) for v in (l, h))
             add = (1 << (right - 1)) + (out_offset << right)
-            if INT32_MIN <= y_lo + add - 1 and y_hi + add <= INT32_MAX:
+            # add itself is an int32 record word (a large right shift with a negative offset can take it
+            # below INT32_MIN even where y_lo + add would fit)
+            if INT32_MIN <= add <= INT32_MAX and INT32_MIN <= y_lo + add - 1 and y_hi + add <= INT32_MAX:
                 records.append((m, add, right))
                 continue
         left = max(s, 0)
