@@ -72,7 +72,7 @@ static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, cons
                                                    int32_t out_c, int32_t blocks, int8_t *out)
 {
     struct mcu_pair_job *const job = &g->job;
-    mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset);
+    mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset, mcu_pair_relu(&g->o));
     int32_t *const col = (int32_t *)(void *)g->col;
     if (g->o.pair_offset != MCU_CMSIS_PAIR_PLAIN) { /* one call: the assembly widens (and sums) each block */
         mcu_pair_gemm_blocks(g, run, x, in_c, 0, blocks, out_c, out);

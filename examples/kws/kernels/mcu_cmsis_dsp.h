@@ -380,6 +380,19 @@ static inline int32_t mcu_cmsis_rq3(int32_t acc, int32_t m, int32_t add, int32_t
     return (t + (acc >> 31)) >> right;
 }
 
+/** mcu_cmsis_rq3 without the rounding correction of negative accumulators (the ADD of acc's sign):
+    equal to it, after the clamp, wherever the output offset is at or below the clamp's minimum (a
+    ReLU-like layer). Why: for acc >= 0 the two are the same; for acc <= -1, with m >= 0 both are
+    non-decreasing in acc, and at acc = -1 SMMULR(-2, m) <= 0, so this form gives at most
+    add >> right = out_offset (add = 2^(right-1) + (out_offset << right)), TFLM's at most out_offset
+    too (its doubling high multiply and rounding divide of a negative value are <= 0): both clamp to
+    the minimum. A constant channel's record {0, 2v + 1, 1} gives v either way. The DSP assembly's
+    MCU_PAIR_AREQ2_RELU. */
+static inline int32_t mcu_cmsis_rq3_relu(int32_t acc, int32_t m, int32_t add, int32_t right)
+{
+    return mcu_smmlar((int32_t)((uint32_t)acc << 1), m, add) >> right;
+}
+
 static inline int32_t mcu_cmsis_rq(int32_t acc, const int32_t *rq)
 {
     return mcu_cmsis_rq3(acc, rq[0], rq[1], rq[2]);

@@ -462,6 +462,16 @@ struct mcu_pair_job {
     "add r11, r11, " A ", asr #31\n\t"                                                                            \
     "asr " A ", r11, r10\n\t"                                                                                     \
     "ssat " A ", #8, " A "\n\t"
+/* The same without the negative accumulators' rounding correction (the ADD of A's sign), for
+   layers whose output offset is at or below the clamp's minimum (ReLU-like: mcu_pair_relu): there
+   every negative accumulator's output is the minimum either way (mcu_cmsis_rq3_relu), one cycle an
+   output less. */
+#define MCU_PAIR_AREQ_RELU(A) "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2_RELU(A, "r11")
+#define MCU_PAIR_AREQ8_RELU(A) "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2_RELU(A, "r11")
+#define MCU_PAIR_AREQ2_RELU(A, A2)                                                                                 \
+    "smmlar r11, " A2 ", r8, r9\n\t"                                                                              \
+    "asr " A ", r11, r10\n\t"                                                                                     \
+    "ssat " A ", #8, " A "\n\t"
 
 /* r0: the job; the entry address = label 4 + e * STEP_BYTES */
 #define MCU_PAIR_APROLOGUE(STEP_BYTES)                                                                             \
@@ -735,63 +745,74 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
    (|bias_b + sum x * b| < 2^23: common.pair_layout's proof), requantized from it (MCU_PAIR_AREQ8). With job->x it runs job->blocks blocks as the wide
    layout's routine does, widening each block's three pixels and summing them itself. */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job);
+/** mcu_pair_rows3_asm_offset without the rounding correction of negative accumulators (mcu_pair_relu's
+    layers; kernel path PAIR_RELU, the other PAIR_SIGNED). */
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset_relu(struct mcu_pair_job *job);
 #if defined(MCU_PAIR_CONV_DEFS) /* as mcu_pair_rows3_asm_wide: only convolutions take the offset layout */
+/* the offset routine, its requantization REQ (row a), REQB (row b) */
+#define MCU_PAIR_OFFSET_ROUTINE(REQ, REQB)                                                                         \
+    MCU_PAIR_APROLOGUE(44)                                                                                         \
+    MCU_PAIR_ABLOCKS_ENTRY                                                                                         \
+    "b 1f\n\t"                                                                                                     \
+    MCU_PAIR_AKLOOP32(MCU_PAIR_AOSTEP_)                                                                            \
+    "ldr r0, [sp]\n\t"                                                                                             \
+    "sub r5, r5, r2\n\t"                                                                                           \
+    "sub r6, r6, r3\n\t"                                                                                           \
+    "sub r7, r7, r4\n\t"                                                                                           \
+    MCU_PAIR_APAIRS_TAIL_(REQ, REQB)                                                                               \
+    "beq 7f\n\t" /* else the next pair falls through: no taken branch */                                           \
+    "1:\n\t" /* a pair (r0: the job; its loads back to back) */                                                    \
+    "ldr r8, [r0, #20]\n\t"                                                                                        \
+    "ldr lr, [r0, #24]\n\t"                                                                                        \
+    "ldr r9, [r0, #48]\n\t"                                                                                        \
+    "ldr r10, [r0, #52]\n\t"                                                                                       \
+    "ldr r11, [r0, #56]\n\t"                                                                                       \
+    "ldr r12, [r0, #40]\n\t"                                                                                       \
+    "ldrd r2, r5, [r8], #8\n\t"                                                                                    \
+    "str r8, [r0, #20]\n\t"                                                                                        \
+    "ldr r0, [r0, #28]\n\t"                                                                                        \
+    "sub r3, r2, r10\n\t"                                                                                          \
+    "sub r4, r2, r11\n\t"                                                                                          \
+    "sub r2, r2, r9\n\t"                                                                                           \
+    "add r6, r3, r5, lsl #8\n\t"                                                                                   \
+    "add r7, r4, r5, lsl #8\n\t"                                                                                   \
+    "add r5, r2, r5, lsl #8\n\t"                                                                                   \
+    "bx r12\n\t"                                                                                                   \
+    "7:\n\t" MCU_PAIR_ABLOCKS_END                                                                                  \
+    MCU_PAIR_ABLOCKS_NEXT("")                                                                                      \
+    /* a block's three pixels from r2 widened, a group of four values of each per pass                             \
+    (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */                                     \
+    "sub r4, r4, #4\n\t" /* the group's last store advances it by its writeback */                                 \
+    "mov r1, #0x00010001\n\t"                                                                                      \
+    "mov r5, #0\n\t"                                                                                               \
+    "mov r6, #0\n\t"                                                                                               \
+    "mov r7, #0\n\t"                                                                                               \
+    "2:\n\t"                                                                                                       \
+    "ldr r9, [r2, r3]\n\t"                                                                                         \
+    "ldr r10, [r2, r3, lsl #1]\n\t"                                                                                \
+    "ldr r8, [r2], #4\n\t"                                                                                         \
+    MCU_PAIR_AOPUT4_("r8", "r5", 4, "")                                                                            \
+    MCU_PAIR_AOPUT4_("r9", "r6", 8, "")                                                                            \
+    MCU_PAIR_AOPUT4_("r10", "r7", 12, "!")                                                                         \
+    "cmp r2, r12\n\t"                                                                                              \
+    "bne 2b\n\t"                                                                                                   \
+    "lsl r5, r5, #7\n\t"                                                                                           \
+    "lsl r6, r6, #7\n\t"                                                                                           \
+    "lsl r7, r7, #7\n\t"                                                                                           \
+    "str r5, [r0, #48]\n\t"                                                                                        \
+    "str r6, [r0, #52]\n\t"                                                                                        \
+    "str r7, [r0, #56]\n\t"                                                                                        \
+    "ldr r1, [r0, #84]\n\t" /* the first pair's weights (r1 held the ones) */                                      \
+    "b 1b\n\t"
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
 {
     (void)job;
-    __asm__ volatile(MCU_PAIR_APROLOGUE(44)
-                     MCU_PAIR_ABLOCKS_ENTRY
-                     "b 1f\n\t"
-                     MCU_PAIR_AKLOOP32(MCU_PAIR_AOSTEP_)
-                     "ldr r0, [sp]\n\t"
-                     "sub r5, r5, r2\n\t"
-                     "sub r6, r6, r3\n\t"
-                     "sub r7, r7, r4\n\t"
-                     MCU_PAIR_APAIRS_TAIL_(MCU_PAIR_AREQ, MCU_PAIR_AREQ8)
-                     "beq 7f\n\t" /* else the next pair falls through: no taken branch */
-                     "1:\n\t" /* a pair (r0: the job; its loads back to back) */
-                     "ldr r8, [r0, #20]\n\t"
-                     "ldr lr, [r0, #24]\n\t"
-                     "ldr r9, [r0, #48]\n\t"
-                     "ldr r10, [r0, #52]\n\t"
-                     "ldr r11, [r0, #56]\n\t"
-                     "ldr r12, [r0, #40]\n\t"
-                     "ldrd r2, r5, [r8], #8\n\t"
-                     "str r8, [r0, #20]\n\t"
-                     "ldr r0, [r0, #28]\n\t"
-                     "sub r3, r2, r10\n\t"
-                     "sub r4, r2, r11\n\t"
-                     "sub r2, r2, r9\n\t"
-                     "add r6, r3, r5, lsl #8\n\t"
-                     "add r7, r4, r5, lsl #8\n\t"
-                     "add r5, r2, r5, lsl #8\n\t"
-                     "bx r12\n\t"
-                     "7:\n\t" MCU_PAIR_ABLOCKS_END
-                     MCU_PAIR_ABLOCKS_NEXT("")
-                     /* a block's three pixels from r2 widened, a group of four values of each per pass
-                        (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */
-                     "sub r4, r4, #4\n\t" /* the group's last store advances it by its writeback */
-                     "mov r1, #0x00010001\n\t"
-                     "mov r5, #0\n\t"
-                     "mov r6, #0\n\t"
-                     "mov r7, #0\n\t"
-                     "2:\n\t"
-                     "ldr r9, [r2, r3]\n\t"
-                     "ldr r10, [r2, r3, lsl #1]\n\t"
-                     "ldr r8, [r2], #4\n\t"
-                     MCU_PAIR_AOPUT4_("r8", "r5", 4, "")
-                     MCU_PAIR_AOPUT4_("r9", "r6", 8, "")
-                     MCU_PAIR_AOPUT4_("r10", "r7", 12, "!")
-                     "cmp r2, r12\n\t"
-                     "bne 2b\n\t"
-                     "lsl r5, r5, #7\n\t"
-                     "lsl r6, r6, #7\n\t"
-                     "lsl r7, r7, #7\n\t"
-                     "str r5, [r0, #48]\n\t"
-                     "str r6, [r0, #52]\n\t"
-                     "str r7, [r0, #56]\n\t"
-                     "ldr r1, [r0, #84]\n\t" /* the first pair's weights (r1 held the ones) */
-                     "b 1b\n\t");
+    __asm__ volatile(MCU_PAIR_OFFSET_ROUTINE(MCU_PAIR_AREQ, MCU_PAIR_AREQ8));
+}
+__attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset_relu(struct mcu_pair_job *job)
+{
+    (void)job;
+    __asm__ volatile(MCU_PAIR_OFFSET_ROUTINE(MCU_PAIR_AREQ_RELU, MCU_PAIR_AREQ8_RELU));
 }
 #endif
 
@@ -851,9 +872,26 @@ static inline void mcu_pair_rows3_missing(struct mcu_pair_job *job)
     MCU_PATH_CHECK(0);
 }
 
-static inline mcu_pair_routine *mcu_pair_routine_of(int32_t layout)
+/** Whether the layer's outputs may skip the rounding correction of negative accumulators: its output
+    offset at or below the clamp's minimum (a ReLU or ReLU6 layer, or any whose zero point is -128),
+    where a negative accumulator's output is the minimum with or without it (mcu_cmsis_rq3_relu). */
+static inline int mcu_pair_relu(const mcu_pair_out *o)
 {
-    return layout == MCU_CMSIS_PAIR_OFFSET ? mcu_pair_rows3_asm_offset
+    return o->offset <= o->act_min;
+}
+
+/** The offset layout's routine for a layer (mcu_pair_relu), of those the build carries
+    (mcu_cmsis_paths.h: PAIR_RELU, PAIR_SIGNED). */
+static inline mcu_pair_routine *mcu_pair_offset_routine(int relu)
+{
+    return relu && MCU_PATH_PAIR_RELU ? mcu_pair_rows3_asm_offset_relu
+           : MCU_PATH_PAIR_SIGNED     ? mcu_pair_rows3_asm_offset
+                                      : mcu_pair_rows3_missing;
+}
+
+static inline mcu_pair_routine *mcu_pair_routine_of(int32_t layout, int relu)
+{
+    return layout == MCU_CMSIS_PAIR_OFFSET ? mcu_pair_offset_routine(relu)
            : layout == MCU_CMSIS_PAIR_WIDE ? mcu_pair_rows3_asm_wide
            : MCU_PATH_PAIR_PLAIN           ? mcu_pair_rows3_asm
                                            : mcu_pair_rows3_missing; /* mcu_cmsis_paths.h */
@@ -861,15 +899,15 @@ static inline mcu_pair_routine *mcu_pair_routine_of(int32_t layout)
 
 /** The job's pairs (from the starts its rq, wp and bias hold) into out0, out1, out2, the weights
     in the pair layout `layout`; sums: with the offset layout 128 * each column's sum. */
-static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, const int32_t *sums, int8_t *out0,
-                                    int8_t *out1, int8_t *out2)
+static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, int relu, const int32_t *sums,
+                                    int8_t *out0, int8_t *out1, int8_t *out2)
 {
     job->d2 = (int32_t)(out2 - out0);
     job->d1 = (int32_t)(out1 - out0);
     job->out = out0;
     if (layout == MCU_CMSIS_PAIR_OFFSET) { /* direct calls: cheaper than through mcu_pair_routine_of */
         job->sums[0] = sums[0], job->sums[1] = sums[1], job->sums[2] = sums[2];
-        mcu_pair_rows3_asm_offset(job);
+        mcu_pair_offset_routine(relu)(job);
     } else if (layout == MCU_CMSIS_PAIR_WIDE) {
         mcu_pair_rows3_asm_wide(job);
     } else {
@@ -880,12 +918,12 @@ static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, co
 
 /** The fast form's full pairs (`pairs` >= 1) through the assembly. */
 static void mcu_pair_fast_pairs(const int8_t *weights, int32_t k, int32_t pairs, const int32_t *bias,
-                                const int32_t *rq, const int32_t *col, int32_t layout, const int32_t *sums,
-                                int8_t *out0, int8_t *out1, int8_t *out2)
+                                const int32_t *rq, const int32_t *col, int32_t layout, int relu,
+                                const int32_t *sums, int8_t *out0, int8_t *out1, int8_t *out2)
 {
     struct mcu_pair_job job;
     mcu_pair_job_init(&job, weights, k, pairs, bias, rq, col, layout);
-    mcu_pair_job_run(&job, layout, sums, out0, out1, out2);
+    mcu_pair_job_run(&job, layout, relu, sums, out0, out1, out2);
 }
 #endif
 
@@ -900,7 +938,8 @@ __attribute__((noinline, weak)) void mcu_pair_matmul3_fast(const mcu_pair_out *o
 #if MCU_PAIR_ASM
     const int32_t pairs = o->rows >> 1;
     if (pairs > 0 && mcu_pair_asm_takes(k, o->pair_offset)) {
-        mcu_pair_fast_pairs(weights, k, pairs, bias, rq, col, o->pair_offset, sums, out0, out1, out2);
+        mcu_pair_fast_pairs(weights, k, pairs, bias, rq, col, o->pair_offset, mcu_pair_relu(o), sums, out0, out1,
+                            out2);
         if ((o->rows & 1) == 0) {
             return;
         }
@@ -1012,7 +1051,7 @@ static inline void mcu_pair_gemm_block(struct mcu_pair_gemm *g, const int32_t *s
     if (g->fast) {
         const int32_t s128[3] = {sums[0] * 128, sums[1] * 128, sums[2] * 128};
         mcu_pair_gemm_restart(g);
-        mcu_pair_job_run(&g->job, g->o.pair_offset, s128, out0, out1, out2);
+        mcu_pair_job_run(&g->job, g->o.pair_offset, mcu_pair_relu(&g->o), s128, out0, out1, out2);
         return;
     }
 #endif

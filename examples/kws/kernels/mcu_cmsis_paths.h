@@ -71,6 +71,17 @@
 #ifndef MCU_PATH_PAIR_PLAIN
 #define MCU_PATH_PAIR_PLAIN MCU_PATH_DEFAULT
 #endif
+/* The offset pair layout's assembly (mcu_cmsis_pair_dsp.h) with the requantization's rounding
+   correction of negative accumulators, and without it for layers whose output offset is at or below
+   the clamp's minimum (mcu_pair_relu: ReLU-like; one cycle an output less). A ReLU-like layer takes
+   the signed routine where the build has no PAIR_RELU (exact too); a layer reaching a routine the
+   build left out stops at a trap. */
+#ifndef MCU_PATH_PAIR_RELU
+#define MCU_PATH_PAIR_RELU MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_SIGNED
+#define MCU_PATH_PAIR_SIGNED MCU_PATH_DEFAULT
+#endif
 #ifndef MCU_PATH_FC_ROWS
 #define MCU_PATH_FC_ROWS MCU_PATH_DEFAULT
 #endif
