@@ -3,7 +3,7 @@
  * the weights in the wide pair layout, mcu_kernels_cmsis_nn.h) on the fast path: one assembly call
  * for a run of blocks of three windows (mcu_cmsis_conv2d_s8.c direct_blocks, staged_blocks).
  *
- * The same products as mcu_pair_rows3_asm_wide with job->rows (mcu_cmsis_pair_dsp.h: per block the
+ * The same products as mcu_pair_rows3_asm_wide took them (mcu_cmsis_pair_dsp.h: per block the
  * three windows widened into 14 int16-pair words each, then per pair of output channels 14 steps of
  * five loads and six SMLAD from the doubled biases, the six results requantized and stored), but
  * with K fixed at 27 the routine is straight, and the widened block lives in its own stack frame:
@@ -12,7 +12,8 @@
  * first step starts from the biases without the computed entry's BX, and the widening stores each
  * word with an immediate STR (1 cycle, the STM of six 7), two groups' loads in one run of pipelined
  * loads where the registers allow. VWW's layer 0 (96x96x3 -> 48x48x8): 868,716 -> 825,164 est. M4
- * cycles (per pair 226 -> 219, per block's widening 132 -> about 124).
+ * cycles (per pair 226 -> 219, per block's widening 132 -> about 124); the wide routine lost its
+ * widening of these windows (job->rows), so the code grows by 896 B (VWW, IC), not 1,280.
  */
 #ifndef MCU_CMSIS_CONV3_DSP_H
 #define MCU_CMSIS_CONV3_DSP_H
