@@ -409,6 +409,10 @@ CASES = {
     "conv_3x3_ic3_oc8_narrow_staged": lambda r: conv(r, (7, 2), 3, 8, (3, 3)),
     "conv_3x3_ic3_oc10_s2_valid_staged": lambda r: conv(r, (11, 13), 3, 10, (3, 3), stride=(2, 2), padding="VALID"),
     "conv_add_3x3_ic3_oc8_staged": lambda r: conv_add(r, (9, 10), 3, 8, (3, 3)),
+    # mcu_conv3_rows_asm's pair loop at its ends: one pair (out_c 2) and sixteen (out_c 32), long
+    # runs of blocks along odd-width rows (stride 1 and 2)
+    "conv_3x3_ic3_oc2_s2_conv3": lambda r: conv(r, (13, 25), 3, 2, (3, 3), stride=(2, 2)),
+    "conv_3x3_ic3_oc32_conv3": lambda r: conv(r, (6, 23), 3, 32, (3, 3)),
     # one output pixel whose window is the whole input (a classifier head): the one-row fully
     # connected kernel, on the flattened input
     "conv_1x1_ic256_oc2_1px_head": lambda r: conv(r, (1, 1), 256, 2, (1, 1)),
