@@ -467,6 +467,7 @@ struct mcu_pair_job {
    output less. */
 #define MCU_PAIR_AREQ_RELU(A) "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2_RELU(A, "r11")
 #define MCU_PAIR_AREQ8_RELU(A) "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2_RELU(A, "r11")
+#define MCU_PAIR_AREQW_RELU(A) MCU_PAIR_AREQ2_RELU(A, A)
 #define MCU_PAIR_AREQ2_RELU(A, A2)                                                                                 \
     "smmlar r11, " A2 ", r8, r9\n\t"                                                                              \
     "asr " A ", r11, r10\n\t"                                                                                     \

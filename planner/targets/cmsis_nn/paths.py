@@ -33,6 +33,12 @@ def _full_range(p: dict) -> bool:
     return (p["act_min"], p["act_max"]) == (-128, 127)
 
 
+def _relu_path(p: dict) -> str:
+    """The pair routines' requantization (mcu_pair_relu): without the negative accumulators' rounding
+    correction where the output offset is at or below the clamp's minimum."""
+    return "PAIR_RELU" if p["output_offset"] <= p["act_min"] else "PAIR_SIGNED"
+
+
 def _pair_gemm(p: dict, rows: int, has_rq: bool) -> set[str]:
     """A pair product's paths (mcu_pair_gemm_init): the assembly for proven records, the whole int8
     range and an even row count (the plain layout's own routine; the offset layout's with or without
@@ -41,7 +47,7 @@ def _pair_gemm(p: dict, rows: int, has_rq: bool) -> set[str]:
     layout = p.get("pair_offset", PLAIN)
     taken = {"MVE_WIDE"} if layout == WIDE else set()  # Helium's plain loops read it
     if layout == OFFSET and has_rq and _full_range(p) and rows >= 2:
-        taken.add("PAIR_RELU" if p["output_offset"] <= p["act_min"] else "PAIR_SIGNED")
+        taken.add(_relu_path(p))
     if has_rq and _full_range(p) and rows > 0 and rows % 2 == 0:
         return taken | ({"PAIR_PLAIN"} if layout == PLAIN else set())
     return taken | {"PAIR_C"}
@@ -55,6 +61,8 @@ def _conv(p: dict, has_rq: bool) -> set[str]:
     taken.add("CONV_OFFSET" if layout == OFFSET else "CONV_COLUMN")
     if p["in_c"] == 3 and (p["k_h"], p["k_w"]) == (3, 3) and layout == WIDE:
         taken.add("CONV_3X3X3")
+        if has_rq and _full_range(p):  # its own routine (mcu_cmsis_conv3_dsp.h), with or without the correction
+            taken.add(_relu_path(p))
     return taken
 
 
