@@ -459,6 +459,14 @@ CASES = {
     "conv_1x1_ic4_oc4_dense": lambda r: conv(r, (3, 3), 4, 4, (1, 1)),
     "conv_1x1_ic12_oc10_dense": lambda r: conv(r, (4, 6), 12, 10, (1, 1)),
     "conv_1x1_ic44_oc6_dense": lambda r: conv(r, (5, 4), 44, 6, (1, 1)),
+    # the small-K run on the stack (mcu_cmsis_pair_small_dsp.h, in_c <= 32): its longest K (every
+    # straight step), one pair, many pairs, a short last block after the run, one block alone, and
+    # in_c 36 just past it (the wide routine's run)
+    "conv_1x1_ic32_oc64_small": lambda r: conv(r, (3, 4), 32, 64, (1, 1)),
+    "conv_1x1_ic28_oc2_small_one_pair": lambda r: conv(r, (2, 5), 28, 2, (1, 1)),
+    "conv_1x1_ic20_oc34_small_tail": lambda r: conv(r, (4, 4), 20, 34, (1, 1)),
+    "conv_1x1_ic8_oc6_small_one_block": lambda r: conv(r, (1, 3), 8, 6, (1, 1)),
+    "conv_1x1_ic36_oc8_past_small": lambda r: conv(r, (3, 3), 36, 8, (1, 1)),
     "conv_1x1_ic13_oc11_s2": lambda r: conv(r, (7, 9), 13, 11, (1, 1), stride=(2, 2)),
     "conv_1x1_ic64_oc3_relu_n1": lambda r: conv(r, (3, 5), 64, 3, (1, 1), act="RELU_N1_TO_1"),
     "conv_1x1_ic1_oc1_s3x2": lambda r: conv(r, (7, 5), 1, 1, (1, 1), stride=(3, 2)),

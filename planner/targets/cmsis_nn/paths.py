@@ -23,7 +23,7 @@ PATHS = {
                               "MVE_DW_M4", "MVE_DW_GATHER"),
     "mcu_cmsis_conv2d_s8": _CONV,
     "mcu_cmsis_conv2d_add_s8": _CONV,
-    "mcu_cmsis_conv2d_1x1_s8": _PAIR,
+    "mcu_cmsis_conv2d_1x1_s8": ("PAIR_SMALL", *_PAIR),
     "mcu_cmsis_fully_connected_s8": ("FC_ROWS", "FC_DOT", *_PAIR),
 }
 FC_PAD_MAX = 64  # mcu_cmsis_fully_connected_s8.c: the longest one-row depth padded for the group loop
@@ -66,6 +66,22 @@ def _conv(p: dict, has_rq: bool) -> set[str]:
     return taken
 
 
+def _conv_1x1(p: dict, has_rq: bool) -> set[str]:
+    """mcu_cmsis_conv2d_1x1_s8: the pair product, and for a dense run (stride 1, at least one whole
+    block of three pixels) of the wide layout's assembly with in_c a multiple of four up to
+    SMALL_K the small-K routine (mcu_cmsis_pair_small_dsp.h; without it the wide routine's run)."""
+    taken = _pair_gemm(p, p["out_c"], has_rq)
+    fast = has_rq and _full_range(p) and p["out_c"] > 0 and p["out_c"] % 2 == 0
+    dense = (p["stride_h"], p["stride_w"]) == (1, 1) and p["in_w"] == p["out_w"] and p["out_h"] * p["out_w"] >= 3
+    ic = p["in_c"]
+    if fast and dense and p.get("pair_offset", PLAIN) == WIDE and 0 < ic <= SMALL_K and ic % 4 == 0:
+        taken |= {"PAIR_SMALL", _relu_path(p)}
+    return taken
+
+
+SMALL_K = 32  # 2 * MCU_PAIR_SMALL_STEPS
+
+
 def _fully_connected(p: dict, has_rq: bool) -> set[str]:
     """More rows (or depth 0): fc_rows, the plain pair layout's product (whose assembly pairs leave
     an odd last unit to C); one row: the group loop where it takes the layer, fc_dot for the rest."""
@@ -82,7 +98,7 @@ def _taken(kc: KernelCall) -> frozenset[str]:
     if kc.function in ("mcu_cmsis_conv2d_s8", "mcu_cmsis_conv2d_add_s8"):
         return frozenset(_conv(p, has_rq))
     if kc.function == "mcu_cmsis_conv2d_1x1_s8":
-        return frozenset(_pair_gemm(p, p["out_c"], has_rq))
+        return frozenset(_conv_1x1(p, has_rq))
     if kc.function == "mcu_cmsis_fully_connected_s8":
         return frozenset(_fully_connected(p, has_rq))
     return frozenset()
