@@ -549,6 +549,13 @@ CASES = {
     "dw3x3_c8_columns_narrow": lambda r: dwconv(r, (25, 5), 8, 1, (3, 3)),
     "dw3x3_c6_rows_partial_group": lambda r: dwconv(r, (9, 9), 6, 1, (3, 3)),
     "dw3x3_c8_rows_relu6": lambda r: dwconv(r, (9, 9), 8, 1, (3, 3), act="RELU6"),
+    # the stride-1 line sweep's own driver and builder (mcu_cmsis_dw_pairs_group_s1): edge pairs or
+    # none, 1 + 2 + 4k inside pairs, three groups over the padding lines, stride 2 or dilation across
+    "dw3x3_c8_rows_s1_valid_odd": lambda r: dwconv(r, (12, 17), 8, 1, (3, 3), padding="VALID"),
+    "dw3x3_c8_rows_s1_valid_even": lambda r: dwconv(r, (12, 16), 8, 1, (3, 3), padding="VALID"),
+    "dw3x3_c12_rows_s1_n7": lambda r: dwconv(r, (8, 16), 12, 1, (3, 3)),
+    "dw3x3_c8_rows_s2x1": lambda r: dwconv(r, (18, 13), 8, 1, (3, 3), stride=(2, 1)),
+    "dw3x3_c4_rows_dil2x1": lambda r: dwconv(r, (14, 13), 4, 1, (3, 3), dil=(2, 1)),
     "dw5x5_c8_s2_lines": lambda r: dwconv(r, (16, 18), 8, 1, (5, 5), stride=(2, 2)),
     "dw9x1_c16_temporal": lambda r: dwconv(r, (40, 1), 16, 1, (9, 1)),
     "dw9x1_c8_temporal_s2": lambda r: dwconv(r, (33, 1), 8, 1, (9, 1), stride=(2, 2)),
