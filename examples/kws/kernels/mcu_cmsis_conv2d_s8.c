@@ -19,6 +19,7 @@
 #define MCU_PAIR_CONV_DEFS /* this kernel may take the wide and offset pair layouts: mcu_cmsis_pair_dsp.h */
 #include <string.h>
 
+#include "mcu_cmsis_conv3_dsp.h"
 #include "mcu_cmsis_dsp.h"
 #include "mcu_cmsis_gemm_mve.h"
 #include "mcu_cmsis_mve.h"
@@ -427,7 +428,7 @@ static __attribute__((noinline)) void direct_blocks(struct mcu_pair_gemm *gm, co
     static const int32_t no_sums[3] = {0, 0, 0}; /* the wide layout reads none */
 #if MCU_PAIR_ASM
     if (gm->fast) { /* one call: the assembly widens each block's windows itself */
-        mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, src, advance, step, blocks, out_c, out);
+        mcu_conv3_blocks(gm, src, advance, step, blocks, out_c, out);
         return;
     }
 #endif
@@ -490,8 +491,8 @@ static __attribute__((noinline)) int32_t staged_blocks(struct mcu_pair_gemm *gm,
         const int32_t run = direct_run(p, g, n, end, oy, ox);
         if (run > 0) {
             const int32_t ix0 = ox * stride_w - pad_left, iy0 = oy * stride_h - pad_top;
-            mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, input + (iy0 * in_w + ix0) * 3, 3 * stride_w, step, run,
-                                 out_c, output + (n - first) * out_c);
+            mcu_conv3_blocks(gm, input + (iy0 * in_w + ix0) * 3, 3 * stride_w, step, run, out_c,
+                             output + (n - first) * out_c);
             n += MCU_PAIR_COLUMNS * run, ox += MCU_PAIR_COLUMNS * run;
             if (ox == out_w) { /* the next row may start a run */
                 ox = 0, oy++;
@@ -507,7 +508,7 @@ static __attribute__((noinline)) int32_t staged_blocks(struct mcu_pair_gemm *gm,
                 ox = 0, oy++;
             }
         }
-        mcu_pair_gemm_blocks(gm, mcu_pair_rows3_asm_wide, staged, 9, 27, 1, out_c, output + (n - first) * out_c);
+        mcu_conv3_blocks(gm, staged, 9, 27, 1, out_c, output + (n - first) * out_c);
         n += MCU_PAIR_COLUMNS;
     }
     return n;

@@ -987,11 +987,174 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pairs_group_mode(
     }
 }
 
+/** How the stride-1 line sweep builds a line (mcu_cmsis_dw_build_pairs_s1), from the group's plan
+    (mcu_cmsis_dw_pair_plan, a position inside): bytes between positions, the inside pairs, whether
+    a front (bit 0) and a back (bit 1) edge pair, the zero point's four bytes. */
+struct mcu_cmsis_dw_row_job {
+    int32_t step, n, flags, zq;
+};
+
+#if defined(MCU_CMSIS_DW_ASM)
+/** A line inside the input into the pair layout (x: its position `first`, line: its pair elo) in one
+    routine: the front edge pair (the zero point and x), the inside pairs (one, two, then four at a
+    time, the loads of four positions back to back), the back edge pair (the next position and the
+    zero point), the positions read one after the other: mcu_cmsis_dw_build_pairs's plan look-ups
+    and calls gone. r0 x, r1 line, r2 step, r3 the pairs (then a temporary), r4 flags, r5 zq, r6 r7
+    r9 a pair's words, r8 r12 the packing's temporaries, r10 3 * step, lr the loop's count. */
+__attribute__((naked, noinline)) static void mcu_cmsis_dw_build_pairs_s1(const int8_t *x, int32_t *line,
+                                                                         const struct mcu_cmsis_dw_row_job *job)
+{
+    (void)x, (void)line, (void)job;
+    __asm__ volatile("push {r4-r10, lr}\n\t"
+                     "ldm r2, {r2-r5}\n\t"
+                     "tst r4, #1\n\t"
+                     "beq 1f\n\t"
+                     "ldr r7, [r0]\n\t"
+                     "add r0, r0, r2\n\t"
+                     "mov r6, r5\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 0)
+                     "add r1, r1, #16\n\t"
+                     "1:\n\t"
+                     "add r10, r2, r2, lsl #1\n\t"
+                     "lsrs lr, r3, #1\n\t" /* n / 2, carry n & 1 */
+                     "bcc 2f\n\t"
+                     "ldr r6, [r0]\n\t"
+                     "ldr r7, [r0, r2]\n\t"
+                     "add r0, r0, r2, lsl #1\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 0)
+                     "add r1, r1, #16\n\t"
+                     "2:\n\t"
+                     "lsrs lr, lr, #1\n\t" /* n / 4, carry n & 2 */
+                     "bcc 3f\n\t"
+                     "ldr r6, [r0]\n\t"
+                     "ldr r7, [r0, r2]\n\t"
+                     "ldr r3, [r0, r2, lsl #1]\n\t"
+                     "ldr r9, [r0, r10]\n\t"
+                     "add r0, r0, r2, lsl #2\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 0)
+                     MCU_CMSIS_DW_PACK_REGS("r3", "r9", "r8", "r12", "r1", 16)
+                     "add r1, r1, #32\n\t"
+                     "3:\n\t"
+                     "cmp lr, #0\n\t"
+                     "beq 5f\n\t"
+                     "4:\n\t"
+                     "ldr r6, [r0]\n\t"
+                     "ldr r7, [r0, r2]\n\t"
+                     "ldr r3, [r0, r2, lsl #1]\n\t"
+                     "ldr r9, [r0, r10]\n\t"
+                     "add r0, r0, r2, lsl #2\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 0)
+                     MCU_CMSIS_DW_PACK_REGS("r3", "r9", "r8", "r12", "r1", 16)
+                     "ldr r6, [r0]\n\t"
+                     "ldr r7, [r0, r2]\n\t"
+                     "ldr r3, [r0, r2, lsl #1]\n\t"
+                     "ldr r9, [r0, r10]\n\t"
+                     "add r0, r0, r2, lsl #2\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 32)
+                     MCU_CMSIS_DW_PACK_REGS("r3", "r9", "r8", "r12", "r1", 48)
+                     "add r1, r1, #64\n\t"
+                     "subs lr, lr, #1\n\t"
+                     "bne 4b\n\t"
+                     "5:\n\t"
+                     "tst r4, #2\n\t"
+                     "beq 6f\n\t"
+                     "ldr r6, [r0]\n\t"
+                     "mov r7, r5\n\t"
+                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 0)
+                     "6:\n\t"
+                     "pop {r4-r10, pc}\n\t");
+}
+#else
+/** The C model of the routine above. */
+__attribute__((noinline)) static void mcu_cmsis_dw_build_pairs_s1(const int8_t *x, int32_t *line,
+                                                                  const struct mcu_cmsis_dw_row_job *job)
+{
+    const int32_t step = job->step;
+    if (job->flags & 1) {
+        mcu_cmsis_dw_pack_pairs(job->zq, mcu_read_s8x4(x), line);
+        x += step;
+        line += 4;
+    }
+    for (int32_t j = 0; j < job->n; j++, x += 2 * step, line += 4) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(x), mcu_read_s8x4(x + step), line);
+    }
+    if (job->flags & 2) {
+        mcu_cmsis_dw_pack_pairs(mcu_read_s8x4(x), job->zq, line);
+    }
+}
+#endif
+
+/** What the stride-1 line sweep's lines share in a group: the cache, the plan and the builder's job. */
+struct mcu_cmsis_dw_s1_lines {
+    const mcu_cmsis_dw_cache *c;
+    mcu_cmsis_dw_pair_plan pl;
+    struct mcu_cmsis_dw_row_job job;
+    int32_t in_lines, zp2, own; /* own: a position inside, mcu_cmsis_dw_build_pairs_s1 (else _build_pairs) */
+};
+
+/** The cached line of input line r (slot r mod slots), built if stale (mcu_cmsis_dw_stale). Not
+    inlined: the line loop keeps its registers. */
+__attribute__((noinline)) static int32_t *mcu_cmsis_dw_s1_line(const struct mcu_cmsis_dw_s1_lines *k, int32_t r)
+{
+    const mcu_cmsis_dw_cache *c = k->c;
+    const int32_t slot = (r % c->slots + c->slots) % c->slots;
+    int32_t *const line = c->lines + slot * c->words;
+    if (mcu_cmsis_dw_stale(c->tag + slot, line, c->words, k->in_lines, r, k->zp2)) {
+        if (k->own) {
+            mcu_cmsis_dw_build_pairs_s1(k->pl.base + r * k->pl.in_line, line + 4 * k->pl.elo, &k->job);
+        } else {
+            mcu_cmsis_dw_build_pairs(&k->pl, r, line);
+        }
+    }
+    return line;
+}
+
+/** Every output line of a full group in the pair layout, stride 1 along them (the cached line of
+    input line r slot r mod slots, tagged, as mcu_cmsis_dw_pairs_group_mode), its lines by
+    mcu_cmsis_dw_s1_line: stride 1 across the lines too and undilated (every 3x3/1 layer), the
+    three cached lines rotate as the output lines advance, one new input line a line; else each
+    line's three. The same reads and writes in the same order as mcu_cmsis_dw_pairs_group_mode (the
+    overlaps planner/overlap.py proves hold), the line's set-up and build cheaper: VWW's 48x48x8,
+    24x24x32 and 12x12x64 layers 400,777 / 432,017 / 250,441 -> 395,353 / 421,643 / 242,555
+    estimated M4 cycles, KWS's 25x5x64 208,067 -> 206,035 each, +384 B code. The blocks themselves
+    (18.4 cycles an output) are near what this layout allows: per channel and four pixels 24
+    multiply-accumulates, 20 requantization instructions and 20 loads, each load but the first of
+    a run one cycle; two output lines a pass would share a pair word between them (29 loads for
+    eight outputs instead of 40) but need a fourth cached line (scratch: KWS's arena is its
+    depthwise layers' 8,000 B + 964 B of it) and more registers than the M4 has (eight
+    accumulators, two weights, two pair words, four line pointers, w, out). */
 __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s1(const mcu_cmsis_dw_view *v, const int8_t *input,
                                                                   int8_t *output, const mcu_cmsis_dw_cache *c,
                                                                   int32_t *w, int32_t c0, int32_t zp2)
 {
-    mcu_cmsis_dw_pairs_group_mode(v, input, output, c, w, c0, zp2, 1);
+    const int32_t in_lines = v->in_lines, out_lines = v->out_lines, out_line = v->out_line, out_pos = v->out_pos;
+    const int32_t dil = v->dil_l, stride = v->stride_l;
+    const int rotate = stride == 1 && dil == 1;
+    for (int32_t s = 0; s < c->slots; s++) { /* as mcu_cmsis_dw_group_lines */
+        c->tag[s] = c->tag[s] >= 0 && c->tag[s] < in_lines ? INT32_MIN : c->tag[s];
+    }
+    struct mcu_cmsis_dw_s1_lines k;
+    k.c = c;
+    k.pl = mcu_cmsis_dw_pair_plan_of(v, input, c->span, c0, (int8_t)zp2);
+    const struct mcu_cmsis_dw_row_job job = {k.pl.step, k.pl.hi - k.pl.lo,
+                                             (k.pl.elo < k.pl.lo) | (k.pl.hi < k.pl.ehi) << 1, k.pl.zq};
+    k.job = job;
+    k.in_lines = in_lines;
+    k.zp2 = zp2;
+    k.own = k.pl.first < k.pl.last;
+    const int32_t *x0 = NULL, *x1 = NULL, *x2 = NULL;
+    int8_t *out = output + c0;
+    for (int32_t ol = 0, r = -v->pad_l; ol < out_lines; ol++, r += stride, out += out_line) {
+        if (rotate && ol > 0) { /* input lines r, r + 1 cached for the line before */
+            x0 = x1;
+            x1 = x2;
+        } else {
+            x0 = mcu_cmsis_dw_s1_line(&k, r);
+            x1 = mcu_cmsis_dw_s1_line(&k, r + dil);
+        }
+        x2 = mcu_cmsis_dw_s1_line(&k, r + 2 * dil);
+        mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 1);
+    }
 }
 
 __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s2(const mcu_cmsis_dw_view *v, const int8_t *input,

@@ -385,9 +385,8 @@ struct mcu_pair_job {
                               layout's (32 - steps % 32) % 32; the wide layout's straight steps:
                               MCU_PAIR_WIDE_STEPS - steps) */
     int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
-    int32_t rows;          /* 60: the wide layout's run of 3x3 three-channel windows (direct_blocks in
-                              mcu_cmsis_conv2d_s8.c): bytes from one input row to the next; 0: pixels
-                              of in_c values (the 1x1 kernel's) */
+    int32_t rows;          /* 60: 0 (the 3x3 three-channel windows' runs, which set it, now take
+                              mcu_conv3_rows_asm, mcu_cmsis_conv3_dsp.h) */
     /* the wide layout's run of dense blocks (mcu_pair_rows3_asm_wide; the 1x1 kernel's consecutive
        pixels): */
     const int8_t *x;       /* 64: the next block's first input pixel, its three pixels widened by the
@@ -468,6 +467,7 @@ struct mcu_pair_job {
    output less. */
 #define MCU_PAIR_AREQ_RELU(A) "lsl r11, " A ", #1\n\t" MCU_PAIR_AREQ2_RELU(A, "r11")
 #define MCU_PAIR_AREQ8_RELU(A) "asr r11, " A ", #7\n\t" MCU_PAIR_AREQ2_RELU(A, "r11")
+#define MCU_PAIR_AREQW_RELU(A) MCU_PAIR_AREQ2_RELU(A, A)
 #define MCU_PAIR_AREQ2_RELU(A, A2)                                                                                 \
     "smmlar r11, " A2 ", r8, r9\n\t"                                                                              \
     "asr " A ", r11, r10\n\t"                                                                                     \
@@ -688,11 +688,10 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      "smlad r2, r10, r8, r2\n\t"
                      "bx r9\n\t" /* the other steps (at least one: K4 >= 4) */
                      "7:\n\t" MCU_PAIR_ABLOCKS_END
-                     MCU_PAIR_ABLOCKS_NEXT("ldr r7, [r0, #60]\n\t"
-                                           "ldr lr, [r0, #80]\n\t") /* the first pair's biases */
+                     MCU_PAIR_ABLOCKS_NEXT("ldr lr, [r0, #80]\n\t") /* the first pair's biases */
                      /* a block's three pixels from r2 widened, a group of four values of each per pass
-                        (mcu_pair_put4_lanes' order, one STM), then its pairs */
-                     "cbnz r7, 6f\n\t"
+                        (mcu_pair_put4_lanes' order, one STM), then its pairs (the 3x3 three-channel
+                        windows: mcu_conv3_rows_asm, mcu_cmsis_conv3_dsp.h) */
                      "2:\n\t"
                      "ldr r9, [r2, r3]\n\t"
                      "ldr r10, [r2, r3, lsl #1]\n\t"
@@ -700,42 +699,6 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
                      MCU_PAIR_AWPUT3_STR
                      "cmp r2, r12\n\t"
                      "bne 2b\n\t"
-                     "b 1b\n\t"
-                     /* or three 3x3 three-channel windows (job->rows: r11 the row step; r2, r12 and r3
-                        their first rows, r3 the window spacing; r7: the row step), in widen_3x3x3's groups: row 0's
-                        values 0..3, 4..7, 8 with row 1's 0..2 (read from the byte before that row),
-                        row 1's 3..6, 7..8 with row 2's 0..1, row 2's 2..5, 6..8 and a value that
-                        meets a zero weight */
-                     "6:\n\t"
-                     "mov r11, r7\n\t"
-                     "add r3, r12, r3\n\t"
-                     MCU_PAIR_AW3LOADS_("0") MCU_PAIR_AWPUT3
-                     MCU_PAIR_AW3LOADS_("4") MCU_PAIR_AWPUT3
-                     "ldr r5, [r2, #8]\n\t"
-                     "ldr r6, [r12, #8]\n\t"
-                     "ldr r7, [r3, #8]\n\t"
-                     "add r2, r2, r11\n\t"
-                     "add r12, r12, r11\n\t"
-                     "add r3, r3, r11\n\t"
-                     MCU_PAIR_AW3LOADS_("-1")
-                     "bfi r8, r5, #0, #8\n\t"
-                     "bfi r9, r6, #0, #8\n\t"
-                     "bfi r10, r7, #0, #8\n\t"
-                     MCU_PAIR_AWPUT3
-                     MCU_PAIR_AW3LOADS_("3") MCU_PAIR_AWPUT3
-                     "ldr r5, [r2, #7]\n\t"
-                     "ldr r6, [r12, #7]\n\t"
-                     "ldr r7, [r3, #7]\n\t"
-                     "add r2, r2, r11\n\t"
-                     "add r12, r12, r11\n\t"
-                     "add r3, r3, r11\n\t"
-                     MCU_PAIR_AW3LOADS_("-2")
-                     "pkhbt r8, r5, r8\n\t"
-                     "pkhbt r9, r6, r9\n\t"
-                     "pkhbt r10, r7, r10\n\t"
-                     MCU_PAIR_AWPUT3
-                     MCU_PAIR_AW3LOADS_("2") MCU_PAIR_AWPUT3
-                     MCU_PAIR_AW3LOADS_("6") MCU_PAIR_AWPUT3
                      "b 1b\n\t");
 }
 #endif

@@ -82,6 +82,11 @@
 #ifndef MCU_PATH_PAIR_SIGNED
 #define MCU_PATH_PAIR_SIGNED MCU_PATH_DEFAULT
 #endif
+/* The 1x1 kernel's dense run of the wide layout with in_c up to 32 on the stack
+   (mcu_cmsis_pair_small_dsp.h); without it the wide routine's run (slower, never wrong). */
+#ifndef MCU_PATH_PAIR_SMALL
+#define MCU_PATH_PAIR_SMALL MCU_PATH_DEFAULT
+#endif
 #ifndef MCU_PATH_FC_ROWS
 #define MCU_PATH_FC_ROWS MCU_PATH_DEFAULT
 #endif
