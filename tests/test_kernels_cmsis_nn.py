@@ -122,6 +122,15 @@ int main(void) {
 """
 
 
+def dsp_program(tmp_path: Path, source: str) -> Path:
+    """A host program of the kernels' headers, the DSP instructions emulated in C."""
+    src, exe = tmp_path / "t.c", tmp_path / "t"
+    src.write_text(source)
+    subprocess.run(["gcc", *CFLAGS, DSP_EMULATE, "-I", str(KERNELS), "-I", str(INCLUDE), str(src), "-o", str(exe)],
+                   check=True)
+    return exe
+
+
 def rq_trials(rng, n: int):
     """(accumulator bounds, multiplier, shift, output offset, clamp) per trial: shifts over the whole
     range, bounds from tiny to past 2^30 (no proof), some degenerate (a single accumulator, as an
@@ -145,11 +154,7 @@ def test_fast_requant_records_equal_portable_requantize(tmp_path):
     middle, random values, values around 0 and at rounding ties of the right shift; and the planner refuses
     (None) only where the fast form could differ (checked: some trials are refused, some prove
     constant channels)."""
-    src = tmp_path / "t.c"
-    src.write_text(RQ_PROGRAM)
-    exe = tmp_path / "t"
-    subprocess.run(["gcc", *CFLAGS, DSP_EMULATE, "-I", str(KERNELS), "-I", str(INCLUDE), str(src), "-o", str(exe)],
-                   check=True)
+    exe = dsp_program(tmp_path, RQ_PROGRAM)
     rng = np.random.default_rng(9)
     lines, refused, constant = [], 0, 0
     for lo, hi, m, s, off, (amin, amax) in rq_trials(rng, 3000):
@@ -184,11 +189,7 @@ def test_relu_requant_records_equal_portable_requantize(tmp_path):
     clamp's minimum, over the planner's proven records and accumulators as in the test above (small
     negative ones and rounding ties included); where the offset is above the minimum it does differ
     (the condition is needed: some trials there must fail)."""
-    src = tmp_path / "t.c"
-    src.write_text(RQ_RELU_PROGRAM)
-    exe = tmp_path / "t"
-    subprocess.run(["gcc", *CFLAGS, DSP_EMULATE, "-I", str(KERNELS), "-I", str(INCLUDE), str(src), "-o", str(exe)],
-                   check=True)
+    exe = dsp_program(tmp_path, RQ_RELU_PROGRAM)
     rng = np.random.default_rng(11)
     lines = {True: [], False: []}
     for lo, hi, m, s, off, (amin, amax) in rq_trials(rng, 6000):

@@ -995,6 +995,15 @@ struct mcu_cmsis_dw_row_job {
 };
 
 #if defined(MCU_CMSIS_DW_ASM)
+/* four pixels' words (at r0, r0 + r2, r0 + 2 r2, r0 + r10; r0 advanced past them) packed into the
+   pairs at r1 + LO and r1 + HI */
+#define MCU_CMSIS_DW_PACK4(LO, HI)                                                                                \
+    "ldr r6, [r0]\n\t"                                                                                           \
+    "ldr r7, [r0, r2]\n\t"                                                                                       \
+    "ldr r3, [r0, r2, lsl #1]\n\t"                                                                               \
+    "ldr r9, [r0, r10]\n\t"                                                                                      \
+    "add r0, r0, r2, lsl #2\n\t" MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", LO)                       \
+        MCU_CMSIS_DW_PACK_REGS("r3", "r9", "r8", "r12", "r1", HI)
 /** A line inside the input into the pair layout (x: its position `first`, line: its pair elo) in one
     routine: the front edge pair (the zero point and x), the inside pairs (one, two, then four at a
     time, the loads of four positions back to back), the back edge pair (the next position and the
@@ -1026,32 +1035,14 @@ __attribute__((naked, noinline)) static void mcu_cmsis_dw_build_pairs_s1(const i
                      "2:\n\t"
                      "lsrs lr, lr, #1\n\t" /* n / 4, carry n & 2 */
                      "bcc 3f\n\t"
-                     "ldr r6, [r0]\n\t"
-                     "ldr r7, [r0, r2]\n\t"
-                     "ldr r3, [r0, r2, lsl #1]\n\t"
-                     "ldr r9, [r0, r10]\n\t"
-                     "add r0, r0, r2, lsl #2\n\t"
-                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 0)
-                     MCU_CMSIS_DW_PACK_REGS("r3", "r9", "r8", "r12", "r1", 16)
+                     MCU_CMSIS_DW_PACK4(0, 16)
                      "add r1, r1, #32\n\t"
                      "3:\n\t"
                      "cmp lr, #0\n\t"
                      "beq 5f\n\t"
                      "4:\n\t"
-                     "ldr r6, [r0]\n\t"
-                     "ldr r7, [r0, r2]\n\t"
-                     "ldr r3, [r0, r2, lsl #1]\n\t"
-                     "ldr r9, [r0, r10]\n\t"
-                     "add r0, r0, r2, lsl #2\n\t"
-                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 0)
-                     MCU_CMSIS_DW_PACK_REGS("r3", "r9", "r8", "r12", "r1", 16)
-                     "ldr r6, [r0]\n\t"
-                     "ldr r7, [r0, r2]\n\t"
-                     "ldr r3, [r0, r2, lsl #1]\n\t"
-                     "ldr r9, [r0, r10]\n\t"
-                     "add r0, r0, r2, lsl #2\n\t"
-                     MCU_CMSIS_DW_PACK_REGS("r6", "r7", "r8", "r12", "r1", 32)
-                     MCU_CMSIS_DW_PACK_REGS("r3", "r9", "r8", "r12", "r1", 48)
+                     MCU_CMSIS_DW_PACK4(0, 16)
+                     MCU_CMSIS_DW_PACK4(32, 48)
                      "add r1, r1, #64\n\t"
                      "subs lr, lr, #1\n\t"
                      "bne 4b\n\t"
