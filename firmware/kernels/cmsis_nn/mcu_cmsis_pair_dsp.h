@@ -870,7 +870,12 @@ static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, in
     job->out = out0;
     if (layout == MCU_CMSIS_PAIR_OFFSET) { /* direct calls: cheaper than through mcu_pair_routine_of */
         job->sums[0] = sums[0], job->sums[1] = sums[1], job->sums[2] = sums[2];
-        mcu_pair_offset_routine(relu)(job);
+        if (relu && MCU_PATH_PAIR_RELU) { /* direct calls: no call through a pointer for the stack bound */
+            mcu_pair_rows3_asm_offset_relu(job);
+        } else {
+            MCU_PATH_CHECK(MCU_PATH_PAIR_SIGNED);
+            mcu_pair_rows3_asm_offset(job);
+        }
     } else if (layout == MCU_CMSIS_PAIR_WIDE) {
         mcu_pair_rows3_asm_wide(job);
     } else {
