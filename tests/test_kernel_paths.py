@@ -51,7 +51,29 @@ def test_paths_of_the_mlperf_models():
     assert "PAIR_RELU" in vww and {"PAIR_RELU", "PAIR_SIGNED"} <= set(_paths(MLPERF_MODELS["ic"])[0])
     assert _paths(MLPERF_MODELS["ad"])[0] == []
     helium, _ = _paths(MLPERF_MODELS["kws"], "mve")
-    assert helium == ["DW_PAIRS_S1", "MVE_DW_IN1", "PAIR_PLAIN"]
+    assert helium == ["DW_PAIRS_S1", "MVE_DW_IN1", "PAIR_PLAIN", "PAIR_RELU"]
+
+
+def test_depthwise_pairs_and_maps_take_the_requantization_of_their_clamp():
+    """The depthwise pair layout and 3x3 output maps carry the routines without the negative
+    accumulators' rounding correction for a ReLU-like layer (output offset at or below the clamp's
+    minimum: PAIR_RELU), the ones with it for any other (PAIR_SIGNED); the lane pairs and the general
+    sweeps neither."""
+    from mcuforge.planner.targets.cmsis_nn import depthwise
+
+    base = {"sweep": depthwise.ROWS, "k_h": 3, "k_w": 3, "stride_h": 1, "stride_w": 1, "dil_h": 1, "dil_w": 1,
+            "depth_multiplier": 1, "in_h": 12, "in_w": 12, "out_h": 12, "out_w": 12, "pad_top": 1, "pad_left": 1,
+            "out_c": 8, "act_min": -128, "act_max": 127}
+    relu, signed = {**base, "output_offset": -128}, {**base, "output_offset": -3}
+    assert depthwise.dsp_paths(relu, True) == {"DW_PAIRS_S1", "PAIR_RELU"}
+    assert depthwise.dsp_paths(signed, True) == {"DW_PAIRS_S1", "PAIR_SIGNED"}
+    assert depthwise.dsp_paths({**relu, "dil_h": 2}, True) == {"DW_PAIRS_S1", "PAIR_RELU", "DW_K3S1"}
+    assert depthwise.dsp_paths({**relu, "out_w": 3}, True) == {"DW_K3S1"}
+    assert depthwise.dsp_paths(relu, False) == frozenset()
+    m3 = {**base, "sweep": depthwise.PIXELS, "in_h": 6, "in_w": 6, "out_h": 3, "out_w": 3, "stride_h": 2,
+          "stride_w": 2, "pad_top": 0, "pad_left": 0}
+    assert depthwise.dsp_paths({**m3, "output_offset": -128}, True) == {"DW_PIX3", "DW_MAP3_S2", "PAIR_RELU"}
+    assert depthwise.dsp_paths({**m3, "output_offset": 5}, True) == {"DW_PIX3", "DW_MAP3_S2", "PAIR_SIGNED"}
 
 
 def _build_run(out: Path, board, x):

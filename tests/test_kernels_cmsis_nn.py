@@ -653,6 +653,30 @@ CASES = {
     "dw3x3_c10_map3_s2_partial": lambda r: dwconv(r, (6, 6), 10, 1, (3, 3), stride=(2, 2)),
     "dw3x3_c8_map3_s2_relu6": lambda r: dwconv(r, (6, 6), 8, 1, (3, 3), stride=(2, 2), act="RELU6"),
     "dw3x3_c8_map3_s2_padded_above": lambda r: dwconv(r, (5, 5), 8, 1, (3, 3), stride=(2, 2)),
+    # output zero point -128 (ReLU-like: the depthwise pair layout's and 3x3 maps' routines without
+    # the negative accumulators' rounding correction, PAIR_RELU): stride 1 rows with a single pixel
+    # past the blocks and with an overlapping block, KWS's narrow columns, stride 2 rows and columns,
+    # lines dilated or strided across (their lane pairs), a partial group, constant channels, maps
+    "dw3x3_c16_pairs_zp_min_relu": lambda r: dwconv(r, (10, 12), 16, 1, (3, 3), act="RELU", out_zp=-128),
+    "dw3x3_c8_pairs_zp_min_rest1": lambda r: dwconv(r, (9, 13), 8, 1, (3, 3), out_zp=-128),
+    "dw3x3_c8_pairs_zp_min_rest2": lambda r: dwconv(r, (9, 14), 8, 1, (3, 3), act="RELU", out_zp=-128),
+    "dw3x3_c12_pairs_zp_min_columns_kws": lambda r: dwconv(r, (25, 5), 12, 1, (3, 3), act="RELU", out_zp=-128),
+    "dw3x3_c12_pairs_zp_min_s2": lambda r: dwconv(r, (17, 18), 12, 1, (3, 3), stride=(2, 2), out_zp=-128),
+    "dw3x3_c13_pairs_zp_min_s2_columns": lambda r: dwconv(r, (21, 13), 13, 1, (3, 3), stride=(2, 2), act="RELU",
+                                                          out_zp=-128),
+    "dw3x3_c8_pairs_zp_min_s2x1": lambda r: dwconv(r, (11, 12), 8, 1, (3, 3), stride=(2, 1), out_zp=-128),
+    "dw3x3_c4_pairs_zp_min_dil2x1": lambda r: dwconv(r, (10, 12), 4, 1, (3, 3), dil=(2, 1), out_zp=-128),
+    "dw3x3_c8_pairs_zp_min_valid_odd": lambda r: dwconv(r, (9, 13), 8, 1, (3, 3), padding="VALID", out_zp=-128),
+    "dw3x3_c8_pairs_zp_min_zero_rows": lambda r: extreme(dwconv(r, (8, 9), 8, 1, (3, 3), out_zp=-128),
+                                                         {1: -(2**30) - 1, 6: 2**30}, (1, 6)),
+    "dw3x3_c16_groups_zp_min_odd_bands": lambda r: dwconv(r, (7, 7), 16, 1, (3, 3), out_zp=-128),
+    "dw3x3_c24_groups_zp_min_relu": lambda r: dwconv(r, (6, 5), 24, 1, (3, 3), act="RELU", out_zp=-128),
+    "dw3x3_c20_map3_zp_min": lambda r: dwconv(r, (3, 3), 20, 1, (3, 3), out_zp=-128),
+    "dw3x3_c8_map3_zp_min_relu": lambda r: dwconv(r, (3, 3), 8, 1, (3, 3), act="RELU", out_zp=-128),
+    "dw3x3_c12_map3_s2_zp_min": lambda r: dwconv(r, (6, 6), 12, 1, (3, 3), stride=(2, 2), out_zp=-128),
+    "dw3x3_c8_map3_s2_zp_min_zero_rows": lambda r: extreme(dwconv(r, (6, 6), 8, 1, (3, 3), stride=(2, 2),
+                                                                  act="RELU", out_zp=-128),
+                                                                 {2: 2**30, 5: -(2**30) - 1}, (2, 5)),
     # a map narrower than the window (every window past both side borders; SAME)
     "dw3x3_c12_narrow_pixels": lambda r: dwconv(r, (2, 1), 12, 1, (3, 3)),
     # fully connected
@@ -1532,9 +1556,14 @@ def test_depthwise_map3_cases_reach_its_paths():
     cases the pixel sweep without it."""
     taken = {name: cmsis_depthwise.dsp_paths(kc.params, "rq" in kc.constants)
              for name in CASES if "map3" in name for kc in [case_data(name)[2]]}
-    assert {n for n, paths in taken.items() if "DW_MAP3" in paths} == {"dw3x3_c20_map3", "dw3x3_c4_map3_nobias"}
-    assert {n for n, paths in taken.items() if "DW_MAP3_S2" in paths} == {"dw3x3_c12_map3_s2",
-                                                                          "dw3x3_c4_map3_s2_nobias"}
+    assert {n for n, paths in taken.items() if "DW_MAP3" in paths} == {
+        "dw3x3_c20_map3", "dw3x3_c4_map3_nobias", "dw3x3_c20_map3_zp_min", "dw3x3_c8_map3_zp_min_relu"}
+    assert {n for n, paths in taken.items() if "DW_MAP3_S2" in paths} == {
+        "dw3x3_c12_map3_s2", "dw3x3_c4_map3_s2_nobias", "dw3x3_c12_map3_s2_zp_min", "dw3x3_c8_map3_s2_zp_min_zero_rows"}
+    # the output zero point -128 cases without the rounding correction of negative accumulators, the others with it
+    for name, paths in taken.items():
+        if paths & {"DW_MAP3", "DW_MAP3_S2"}:
+            assert paths & {"PAIR_RELU", "PAIR_SIGNED"} == {"PAIR_RELU" if "zp_min" in name else "PAIR_SIGNED"}, name
     assert "DW_PIX3" in taken["dw3x3_c10_map3_s2_partial"] and "DW_PIX3" in taken["dw3x3_c8_map3_s2_padded_above"]
 
 
@@ -1561,6 +1590,7 @@ def test_fast_requant_proof_per_layer():
             assert ((doubled[:channels] - 2 * kc.constants["bias"].astype(np.int64)) % 2**32 == 0).all(), name
             assert not doubled[channels:].any() and not per_pair[:, 2:].reshape(-1)[3 * channels:].any(), name
         zero = {"conv_1x1_ic8_oc6_zero_rows": (0, 3), "dw3x3_c8_zero_rows": (1, 6), "fc_1x16x9_zero_rows": (4,),
+                "dw3x3_c8_pairs_zp_min_zero_rows": (1, 6), "dw3x3_c8_map3_s2_zp_min_zero_rows": (2, 5),
                 "tconv_3x3_s2_ic8_oc6_zero_rows": (1, 4), "conv_1x1_ic64_oc6_offset_dead_rows": (1, 3)}
         for ch, (m, add, right) in enumerate(recs.tolist()):
             if ch in zero.get(name, ()):

@@ -75,7 +75,9 @@
    correction of negative accumulators, and without it for layers whose output offset is at or below
    the clamp's minimum (mcu_pair_relu: ReLU-like; one cycle an output less). A ReLU-like layer takes
    the signed routine where the build has no PAIR_RELU (exact too); a layer reaching a routine the
-   build left out stops at a trap. */
+   build left out stops at a trap. The DSP depthwise pair layout, 3x3 output maps and group sweep
+   band (mcu_cmsis_dwconv_dsp.h, mcu_cmsis_dw3x3_dsp.h) take the same two variants by the same
+   paths; without theirs the layer falls back to the general sweeps (exact, slower). */
 #ifndef MCU_PATH_PAIR_RELU
 #define MCU_PATH_PAIR_RELU MCU_PATH_DEFAULT
 #endif

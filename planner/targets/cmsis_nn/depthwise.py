@@ -261,6 +261,14 @@ def map3_stride(p: dict, has_rq: bool) -> int:
     return s if ok else 0
 
 
+def relu_path(p: dict) -> str:
+    """The requantization of the pair routines (1x1, im2col: mcu_pair_relu) and of the depthwise pair
+    layout, 3x3 output maps, group sweep bands and fast 3x3 pixels: without the negative accumulators'
+    rounding correction where the output offset is at or below the clamp's minimum (PAIR_RELU), else
+    with it (PAIR_SIGNED)."""
+    return "PAIR_RELU" if p["output_offset"] <= p["act_min"] else "PAIR_SIGNED"
+
+
 def dsp_paths(p: dict, has_rq: bool) -> frozenset[str]:
     """The DSP paths of mcu_cmsis_dwconv_dsp a layer takes (MCU_PATH_DW_* in mcu_cmsis_paths.h),
     as the dispatcher chooses them from the final parameters (after the planner's overlaps set
@@ -278,14 +286,17 @@ def dsp_paths(p: dict, has_rq: bool) -> frozenset[str]:
         if not k3:
             return frozenset()
         stride = map3_stride(p, has_rq)
-        return frozenset({"DW_PIX3", {1: "DW_MAP3", 2: "DW_MAP3_S2"}[stride]} if stride else {"DW_PIX3"})
+        fast = has_rq and (p["act_min"], p["act_max"]) == (-128, 127)
+        # the fast pixel's, the group sweep's band routine's and the maps' requantization, by the clamp
+        rq = {relu_path(p)} if fast else set()
+        return frozenset({"DW_PIX3", *rq, *([{1: "DW_MAP3", 2: "DW_MAP3_S2"}[stride]] if stride else [])})
     a, b = ("h", "w") if s == ROWS else ("w", "h")  # lines along a, positions along b
     k_l, k_p, stride_p, dil_l, dil_p = p[f"k_{a}"], p[f"k_{b}"], p[f"stride_{b}"], p[f"dil_{a}"], p[f"dil_{b}"]
     fast = has_rq and (p["act_min"], p["act_max"]) == (-128, 127)
     k3 = k_l == 3 and k_p == 3 and dil_p == 1
     paths = set()
     if k3 and fast and stride_p <= 2 and p["depth_multiplier"] == 1 and p[f"out_{b}"] >= 4:
-        paths.add(f"DW_PAIRS_S{stride_p}")
+        paths |= {f"DW_PAIRS_S{stride_p}", relu_path(p)}
         if dil_l == 1:
             return frozenset(paths)
     if k3 and fast and stride_p <= 2:

@@ -19,8 +19,8 @@ _CONV = ("CONV_3X3X3", "CONV_OFFSET", "CONV_COLUMN", *_PAIR)
 # Every selectable path (MCU_PATH_<name> in mcu_cmsis_paths.h), by kernel.
 PATHS = {
     "mcu_cmsis_dwconv2d_s8": ("DW_PIX3", "DW_MAP3", "DW_MAP3_S2", "DW_IN1", "DW_PAIRS_S1", "DW_PAIRS_S2",
-                              "DW_K3S1", "DW_K3S2", "DW_ANY_FAST", "MVE_DW_IN1", "MVE_DW_LINES", "MVE_DW_COLUMNS",
-                              "MVE_DW_M4", "MVE_DW_GATHER"),
+                              "DW_K3S1", "DW_K3S2", "DW_ANY_FAST", "PAIR_RELU", "PAIR_SIGNED", "MVE_DW_IN1",
+                              "MVE_DW_LINES", "MVE_DW_COLUMNS", "MVE_DW_M4", "MVE_DW_GATHER"),
     "mcu_cmsis_conv2d_s8": _CONV,
     "mcu_cmsis_conv2d_add_s8": _CONV,
     "mcu_cmsis_conv2d_1x1_s8": ("PAIR_SMALL", *_PAIR),
@@ -33,10 +33,7 @@ def _full_range(p: dict) -> bool:
     return (p["act_min"], p["act_max"]) == (-128, 127)
 
 
-def _relu_path(p: dict) -> str:
-    """The pair routines' requantization (mcu_pair_relu): without the negative accumulators' rounding
-    correction where the output offset is at or below the clamp's minimum."""
-    return "PAIR_RELU" if p["output_offset"] <= p["act_min"] else "PAIR_SIGNED"
+_relu_path = depthwise.relu_path  # the pair routines' requantization (mcu_pair_relu)
 
 
 def _pair_gemm(p: dict, rows: int, has_rq: bool) -> set[str]:
