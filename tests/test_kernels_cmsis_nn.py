@@ -410,6 +410,12 @@ CASES = {
     "conv_3x3_ic3_oc8_narrow_staged": lambda r: conv(r, (7, 2), 3, 8, (3, 3)),
     "conv_3x3_ic3_oc10_s2_valid_staged": lambda r: conv(r, (11, 13), 3, 10, (3, 3), stride=(2, 2), padding="VALID"),
     "conv_add_3x3_ic3_oc8_staged": lambda r: conv_add(r, (9, 10), 3, 8, (3, 3)),
+    # a staged block along one row: the input under it copied once (region_3x3x3), the zero point
+    # at the left and right borders, above and below (dilated rows); strides 1, 2 and 3 (the widest
+    # region), odd widths, out_c 6, 16 and 24
+    "conv_3x3_ic3_oc16_region": lambda r: conv(r, (5, 9), 3, 16, (3, 3)),
+    "conv_3x3_ic3_oc6_s3_region": lambda r: conv(r, (14, 19), 3, 6, (3, 3), stride=(3, 3)),
+    "conv_3x3_ic3_oc24_s2_dil2x1_region": lambda r: conv(r, (13, 12), 3, 24, (3, 3), stride=(2, 2), dil=(2, 1)),
     # mcu_conv3_rows_asm's pair loop at its ends: one pair (out_c 2) and sixteen (out_c 32), long
     # runs of blocks along odd-width rows (stride 1 and 2)
     "conv_3x3_ic3_oc2_s2_conv3": lambda r: conv(r, (13, 25), 3, 2, (3, 3), stride=(2, 2)),

@@ -460,8 +460,53 @@ static int32_t direct_run(const mcu_cmsis_conv_params *p, const struct window *g
     block itself (K4 = 28: 168 bytes), from byte 84 on, row ky of window j at byte 27 ky + 9 j, 82
     bytes with the routine's reads past them. The routine stores group g of the widened block (bytes
     24 g .. 24 g + 23) only after loading it, and every later group reads from byte 84 + 4 (g + 1) on
-    (rows 0 and 1) or 84 + 54 + 4 (g - 4) on (row 2): nothing is overwritten before it is read. */
+    (rows 0 and 1) or 84 + 54 + 4 (g - 4) on (row 2): nothing is overwritten before it is read.
+    A block along one output row stages the input under it there instead (region_3x3x3: at most 84
+    bytes, stride_w <= 3; mcu_conv3_rows_asm widens into its own frame). */
 #define STAGED_3X3X3 84
+
+/** The input under a block of three 3x3 three-channel windows along one output row (no horizontal
+    dilation; staged_blocks): input rows iy0 + dil_h ky, pixels ix0 .. ix0 + width - 1 (width = 2
+    stride_w + 3), at d, each row's 3 width bytes right after the previous row's, the taps outside
+    the input holding the zero point; the wide routine then reads the three windows 3 stride_w bytes
+    apart, their rows 3 width bytes apart, up to byte 9 width (one byte past the rows, which meets a
+    zero weight). One copy of the 63 bytes a stride-2 block covers, not three windows of 27 bytes
+    each (window_3x3x3_of, the right border's through window_across): VWW's layer 0 stages the
+    block at each row's right border and the last row's 16. */
+static inline __attribute__((always_inline)) void region_3x3x3(const struct window3 w, const int8_t *input,
+                                                               int32_t iy0, int32_t ix0, int32_t width, int8_t *d)
+{
+    const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + width > w.in_w ? w.in_w - ix0 : width;
+    const int32_t n = 3 * width, a = lo < hi ? 3 * lo : n, b = lo < hi ? 3 * hi : n;
+    const int32_t pad4 = w.pad4;
+    for (int32_t ky = 0, iy = iy0; ky < 3; ky++, iy += w.dil_h, d += n) {
+        /* the zero point in words (up to three bytes past the row: the next row's, which its own
+           stores replace, or past the region: 9 width + 3 <= 84 bytes), the taps inside over it */
+        if ((uint32_t)iy >= (uint32_t)w.in_h || a == b) { /* no tap of the row inside */
+            for (int32_t i = 0; i < n; i += 4) {
+                mcu_write_s8x4(d + i, pad4);
+            }
+            continue;
+        }
+        for (int32_t i = 0; i < a; i += 4) {
+            mcu_write_s8x4(d + i, pad4);
+        }
+        for (int32_t i = b; i < n; i += 4) {
+            mcu_write_s8x4(d + i, pad4);
+        }
+        const int8_t *src = input + (iy * w.in_w + ix0 + lo) * 3;
+        int8_t *t = d + a;
+        if (b - a == 3) { /* one tap inside */
+            memcpy(t, src, 3);
+            continue;
+        }
+        const int8_t *const last = src + (b - a - 4); /* whole words, the last one ending at b */
+        for (; src < last; src += 4, t += 4) {
+            mcu_write_s8x4(t, mcu_read_s8x4(src));
+        }
+        mcu_write_s8x4(t - (src - last), mcu_read_s8x4(last));
+    }
+}
 
 /** 1 where staged_blocks takes the layer: 3x3 windows over three channels, not dilated
     horizontally, in the wide layout, on the fast path. */
@@ -502,6 +547,16 @@ static __attribute__((noinline)) int32_t staged_blocks(struct mcu_pair_gemm *gm,
                 break;
             }
         } /* else, or after a run within the row (it took every whole block it could): a staged block */
+        if (ox + MCU_PAIR_COLUMNS <= out_w && stride_w <= 3) { /* along one row: the input under it once */
+            const int32_t width = 2 * stride_w + 3;
+            region_3x3x3(w, input, oy * stride_h - pad_top, ox * stride_w - pad_left, width, staged);
+            mcu_conv3_blocks(gm, staged, 3 * stride_w, 3 * width, 1, out_c, output + (n - first) * out_c);
+            n += MCU_PAIR_COLUMNS, ox += MCU_PAIR_COLUMNS;
+            if (ox == out_w) {
+                ox = 0, oy++;
+            }
+            continue;
+        }
         for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
             window_3x3x3_of(w, input, oy * stride_h - pad_top, ox * stride_w - pad_left, staged + 9 * j, 27);
             if (++ox == out_w) {
