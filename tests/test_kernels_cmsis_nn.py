@@ -526,6 +526,9 @@ CASES = {
     "conv_1x1_ic52_oc8_offset_short_block": lambda r: conv(r, (2, 5), 52, 8, (1, 1)),
     "conv_1x1_ic48_oc6_offset_2px": lambda r: conv(r, (1, 2), 48, 6, (1, 1)),
     "conv_1x1_ic96_oc7_offset_odd_rows": lambda r: conv(r, (4, 2), 96, 7, (1, 1)),
+    # one whole block (three pixels, one call), entered in the second run of sixteen steps (K = 80)
+    "conv_1x1_ic80_oc6_offset_one_block": lambda r: conv(r, (1, 3), 80, 6, (1, 1)),
+    "conv_1x1_ic80_oc4_offset_one_block_relu": lambda r: conv(r, (3, 1), 80, 4, (1, 1), act="RELU", out_zp=-128),
     # output zero point -128 (ReLU-like: the offset routine without the negative accumulators'
     # rounding correction, PAIR_RELU), with and without a ReLU, a 3x3 one through the im2col columns
     "conv_1x1_ic64_oc10_offset_zp_min_relu": lambda r: conv(r, (5, 4), 64, 10, (1, 1), act="RELU", out_zp=-128),
@@ -1495,11 +1498,22 @@ def test_lowering_picks_the_kernel_variants():
     assert k.function == "mcu_cmsis_conv2d_s8" and k.scratch_bytes == 3 * 2 * 56 + 56 + 4
     w = call.args[1].data.reshape(5, 54).astype(np.int64)
     pairs = k.constants["weights"].reshape(3, 64, 2)  # 54 values padded to 64, five rows to three pairs
-    # K >= 48: the offset layout, each pair's first row stored plus 128 as uint8, padding 0
+    # K >= 48: the offset layout, each pair's second row stored less 1 where its first row is
+    # negative (the odd last row's zero row too), so each int16 lane reads a + 256 b; padding 0
     assert k.params["pair_offset"] == 1
-    assert np.array_equal(pairs[:, :54, 0].view(np.uint8).astype(np.int64) - 128, w[0::2])
-    assert np.array_equal(pairs[:2, :54, 1], w[1::2])
-    assert not pairs[:, 54:].any() and not pairs[2, :, 1].any()
+    assert np.array_equal(pairs[:, :54, 0], w[0::2])
+    assert np.array_equal(pairs[:2, :54, 1], w[1::2] - (w[0:4:2] < 0))
+    assert np.array_equal(pairs[2, :54, 1], -(w[4] < 0).astype(np.int64))
+    assert not pairs[:, 54:].any()
+    lanes = k.constants["weights"].view("<i2").reshape(3, 64)[:, :54].astype(np.int64)
+    assert np.array_equal(lanes, w[0::2] + 256 * np.concatenate([w[1::2], np.zeros((1, 54), np.int64)]))
+    assert np.array_equal(unpair_rows(k.constants["weights"], 5, 54, 1), w)
+    # a second row of -128 where the first is negative (b - 1 leaves int8): the plain layout
+    w3 = np.ones((4, 64), np.int8)
+    w3[0, 5], w3[1, 5] = -1, -128
+    assert cmsis_common.pair_layout(w3, "dsp") == cmsis_common.PLAIN
+    w3[0, 5] = 1
+    assert cmsis_common.pair_layout(w3, "dsp") == cmsis_common.OFFSET
     folded = call.args[2].data + k.params["input_offset"] * w.sum(axis=1)
     assert np.array_equal(k.constants["bias"], folded)
     # K = 36: the wide layout, doubled int16 words 2 (a[c], a[c']), 2 (b[c], b[c']) over the columns in

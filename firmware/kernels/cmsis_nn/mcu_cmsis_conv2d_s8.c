@@ -319,8 +319,7 @@ static inline __attribute__((always_inline)) void widen_3x3x3(const int8_t *src,
 /** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
     from the input rows when in_c % 4 == 0 or the window is 3x3 over three channels and inside the
     input (widen_3x3x3), else through `stage` (an int8 column of K4 values and 4
-    bytes of slack; the values past K are set to 0: they meet zero weights, and the offset layout's
-    column sums count them). */
+    bytes of slack; the values past K are set to 0: they meet zero weights). */
 static inline __attribute__((always_inline)) void im2col_column_body(const mcu_cmsis_conv_params *p,
                                                                      const struct window *g, const int8_t *input,
                                                                      int32_t oy, int32_t ox, int32_t k, int32_t k4,
@@ -392,20 +391,13 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
     }
 }
 
-/* Not inlined, one per layout: the plain layout builds the columns alone, the offset layout also
-   sums each. */
+/* Not inlined: one copy for every layout (the offset layout's columns are no longer summed: it
+   stores row a as it is, mcu_kernels_cmsis_nn.h). */
 static __attribute__((noinline)) void im2col_column(const mcu_cmsis_conv_params *p, const struct window *g,
                                                     const int8_t *input, int32_t oy, int32_t ox, int32_t k,
                                                     int32_t k4, int8_t *stage, int32_t *slot)
 {
     im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, NULL);
-}
-
-static __attribute__((noinline)) void im2col_column_sum(const mcu_cmsis_conv_params *p, const struct window *g,
-                                                        const int8_t *input, int32_t oy, int32_t ox, int32_t k,
-                                                        int32_t k4, int8_t *stage, int32_t *slot, int32_t *sum)
-{
-    im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, sum);
 }
 /** 1 where the windows are 3x3 over three channels (K = 27) and not dilated horizontally, the
     weights in the wide layout (the DSP ISA's for that K; the others' go the general way): the
@@ -714,19 +706,14 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         const int32_t n1 = n + 1 < end ? n + 1 : end - 1;
         const int32_t n2 = n + 2 < end ? n + 2 : end - 1;
         int32_t y = oy, x = ox;
-        int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
+        const int32_t sums[3] = {0, 0, 0}; /* unused (mcu_pair_dot3's) */
         const int offset = p->pair_offset == MCU_CMSIS_PAIR_OFFSET;
         for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
             if (j > 0 && n + j < end && ++x == out_w) {
                 x = 0, y++;
             }
-            if (offset) {
-                MCU_PATH_CHECK(MCU_PATH_CONV_OFFSET);
-                im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
-            } else {
-                MCU_PATH_CHECK(MCU_PATH_CONV_COLUMN);
-                im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
-            }
+            MCU_PATH_CHECK(offset ? MCU_PATH_CONV_OFFSET : MCU_PATH_CONV_COLUMN);
+            im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
         }
         if (++x == out_w) { /* the next block's first pixel */
             x = 0, y++;

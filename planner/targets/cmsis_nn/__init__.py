@@ -15,7 +15,8 @@ Precomputed, in short: per-channel multipliers and shifts (TFLM's derivation); f
 fully connected layers, biases folded with the input zero point and weights in the pair layout
 (common.pair_rows: output channels 2j and 2j + 1 byte interleaved, which SXTB16 / SXTB16 ROR #8 and
 Helium's VLD2 split at full rate; for convolutions, common.pair_layout: from K = 48 on where it is
-exact each pair's first row stored plus 128, which lets the DSP inner loop split each weight word
+exact each pair's second row stored less 1 where the first is negative, so that each int16 lane of
+a weight word reads a + 256 b, which lets the DSP inner loop split each weight word
 once, below it the pairs already widened to int16 words (twice the bytes of few weights), no split:
 only for the DSP ISA, Helium and plain C pay for it, Helium reading the wide layout through plain C);
 depthwise taps in their natural [KH*KW][OC] layout. Every

@@ -76,8 +76,10 @@ PLAIN, OFFSET, WIDE = 0, 1, 2
 def pair_rows(w: np.ndarray, layout: int = PLAIN) -> np.ndarray:
     """[rows][K] int8 weights in the pair layout of mcu_kernels_cmsis_nn.h: rows 2j and 2j + 1 byte
     interleaved (w[2j][0], w[2j + 1][0], w[2j][1], ...), each pair padded with zeros to
-    pair_depth(K) columns, an odd last row paired with a row of zeros; flat int8. OFFSET: row 2j's K
-    values stored plus 128 (as uint8: the byte pattern w ^ 0x80), its padding still 0. WIDE: int16
+    pair_depth(K) columns, an odd last row paired with a row of zeros; flat int8. OFFSET: row 2j + 1's
+    values stored less 1 where row 2j's is negative (its zero row's too), so each int16 lane of a
+    weight word reads exactly a + 256 b (the low byte a as uint8 is a + 256 when a < 0; pair_layout
+    takes it only where no such b is -128). WIDE: int16
     little-endian and doubled, the columns of K rounded up to four in each group of four taken in the
     order 0, 2, 1, 3 (wide_order: as SXTB16 / SXTB16 ROR #8 split an input word), per pair and two
     columns c, c' of that order the word (2 w[2j][c], 2 w[2j][c']) then the word
@@ -91,8 +93,10 @@ def pair_rows(w: np.ndarray, layout: int = PLAIN) -> np.ndarray:
         return ordered.reshape(pairs, 2, k4 // 2, 2).transpose(0, 2, 1, 3).reshape(-1).view(np.int8)
     out = np.zeros(((rows + 1) // 2, pair_depth(k), 2), np.int8)
     first = w[0::2].astype(np.int8)
-    out[:, :k, 0] = first ^ np.int8(-128) if layout == OFFSET else first
+    out[:, :k, 0] = first
     out[: rows // 2, :k, 1] = w[1::2]
+    if layout == OFFSET:
+        out[:, :k, 1] = (out[:, :k, 1].astype(np.int16) - (first < 0)).astype(np.int8)
     return out.reshape(-1)
 
 
@@ -111,7 +115,7 @@ def unpair_rows(flat: np.ndarray, rows: int, k: int, layout: int = PLAIN) -> np.
         return (wide.reshape(2 * pairs, k4)[:, wide_order(k4)][:rows, :k] // 2).astype(np.int8)
     out = np.asarray(flat).reshape(pairs, pair_depth(k), 2)[:, :k].copy()
     if layout == OFFSET:
-        out[:, :, 0] ^= np.int8(-128)
+        out[:, :, 1] = (out[:, :, 1].astype(np.int16) + (out[:, :, 0] < 0)).astype(np.int8)
     return out.transpose(0, 2, 1).reshape(-1, k)[:rows]
 
 
@@ -121,20 +125,22 @@ PAIR_OFFSET_MIN_K = 48
 
 def pair_layout(w: np.ndarray, isa: str) -> int:
     """The pair layout of a [rows][K] convolution's weights. Built for the DSP paths (the only ones
-    the other layouts speed up: Helium pays a VSUB per weight vector for the offset one, plain C a
-    subtraction per weight): below PAIR_OFFSET_MIN_K the wide one (int16 words, no split in the inner
+    the other layouts speed up: Helium pays a VSHR and a VADD per second-row vector for the offset
+    one, plain C a compare per second-row weight): below PAIR_OFFSET_MIN_K the wide one (int16 words, no split in the inner
     step; twice the bytes of weights that are few), from it on the offset one where, for every
     pair's second row b, |sum(x * b)| < 2^23 for all int8 inputs x (128 * sum|b| < 2^23), so the DSP
     paths recover that sum exactly from the raw weight word's product (mcu_cmsis_pair_dsp.h; the
-    caller checks offset_fits too, once the requantization is proven); otherwise, and for the other
-    ISAs, the plain one."""
+    caller checks offset_fits too, once the requantization is proven), and no pair has b = -128
+    where a < 0 (pair_rows stores b - 1 there); otherwise, and for the other ISAs, the plain one."""
     if isa != "dsp":
         return PLAIN
     rows, k = w.shape
     if k < PAIR_OFFSET_MIN_K:
         return WIDE
     b = np.abs(w[1::2].astype(np.int64)).sum(axis=1)
-    return OFFSET if b.size == 0 or 128 * int(b.max()) < 2**23 else PLAIN
+    pairs = rows // 2
+    stored = (w[1 : 2 * pairs : 2] == -128) & (w[0 : 2 * pairs : 2] < 0)  # b - 1 would leave int8 (pair_rows)
+    return OFFSET if (b.size == 0 or 128 * int(b.max()) < 2**23) and not stored.any() else PLAIN
 
 
 def offset_fits(rq: np.ndarray | None, lo: np.ndarray, hi: np.ndarray) -> bool:

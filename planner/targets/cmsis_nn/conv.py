@@ -2,7 +2,7 @@
 mcu_cmsis_conv2d_s8 (im2col), both over OHWI weight rows in the pair layout (common.pair_rows:
 output channels 2j and 2j + 1 byte interleaved, what SXTB16 / SXTB16 ROR #8 and Helium's VLD2 split;
 with `pair_offset` the layout common.pair_layout picks (built for the DSP ISA: the offset one,
-channel 2j's weights stored plus 128, or for small K the wide one, int16 words, which the DSP paths'
+channel 2j + 1's weights stored less 1 where channel 2j's are negative, or for small K the wide one, int16 words, which the DSP paths'
 inner loop exploits)) with the bias folded with the input zero
 point: acc = sum(x * w) + bias', bias' = bias + input_offset * sum(w). Exact integer algebra once
 padding is filled with the input zero point (a padded tap then adds zp * w, which the fold cancels),
