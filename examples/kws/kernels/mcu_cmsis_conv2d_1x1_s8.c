@@ -67,7 +67,7 @@ static inline __attribute__((always_inline)) void widen_pixels(const int8_t *x0,
 #if defined(MCU_CMSIS_USE_DSP) && !defined(MCU_CMSIS_USE_MVE) && MCU_PAIR_ASM
 /** The fast path's whole blocks of three consecutive pixels from x on (stride 1, in_c % 4 == 0):
     each widened, then the pair job (its outputs out_c bytes apart); the wide and offset layouts' in
-    one call of their assembly, which widens (and for the offset layout sums) each block itself. Its own function: the few values it keeps stay in
+    one call of their assembly, which widens each block itself. Its own function: the few values it keeps stay in
     registers from block to block. */
 static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, const int8_t *x, int32_t in_c,
                                                    int32_t out_c, int32_t blocks, int8_t *out)
@@ -75,19 +75,14 @@ static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, cons
     struct mcu_pair_job *const job = &g->job;
     mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset, mcu_pair_relu(&g->o));
     int32_t *const col = (int32_t *)(void *)g->col;
-    if (MCU_PATH_PAIR_SMALL && mcu_pair_small_takes(in_c, g->o.pair_offset)) { /* mcu_cmsis_pair_small_dsp.h */
-        const struct mcu_pair_small_job small = {
-            x, blocks, out, out_c, in_c, g->weights - 4 - 8 * (MCU_PAIR_SMALL_STEPS - in_c / 2), g->rq,
-            mcu_pair_rq_pairs(g->rq, out_c >> 1, MCU_CMSIS_PAIR_WIDE)};
-        if (mcu_pair_relu(&g->o) && MCU_PATH_PAIR_RELU) {
-            mcu_pair_small_1x1_relu(&small);
-        } else {
-            MCU_PATH_CHECK(MCU_PATH_PAIR_SIGNED);
-            mcu_pair_small_1x1(&small);
+    if (MCU_PAIR_SMALL_ANY && mcu_pair_small_takes(in_c, g->o.pair_offset)) { /* mcu_cmsis_pair_small_dsp.h */
+        const struct mcu_pair_small_job small = {x, blocks, out, out_c, in_c, mcu_pair_small_wp(g->weights, in_c),
+                                                 g->rq, mcu_pair_rq_pairs(g->rq, out_c >> 1, MCU_CMSIS_PAIR_WIDE)};
+        if (mcu_pair_small_run(&small, mcu_pair_relu(&g->o) && MCU_PATH_PAIR_RELU)) {
+            return;
         }
-        return;
     }
-    if (g->o.pair_offset != MCU_CMSIS_PAIR_PLAIN) { /* one call: the assembly widens (and sums) each block */
+    if (g->o.pair_offset != MCU_CMSIS_PAIR_PLAIN) { /* one call: the assembly widens each block */
         mcu_pair_gemm_blocks(g, run, x, in_c, 0, blocks, out_c, out);
         return;
     }
@@ -173,12 +168,8 @@ static void all_pixels(const mcu_cmsis_conv_params *p, const int8_t *input, cons
         const int8_t *x0 = dense ? input + n * in_c : pixel(p, input, n);
         const int8_t *x1 = dense ? input + n1 * in_c : pixel(p, input, n1);
         const int8_t *x2 = dense ? input + n2 * in_c : pixel(p, input, n2);
-        int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
-        if (p->pair_offset == MCU_CMSIS_PAIR_OFFSET) {
-            int32_t s0 = 0, s1 = 0, s2 = 0; /* locals: the column's stores cannot alias them */
-            widen_pixels(x0, x1, x2, in_c, col, &s0, &s1, &s2);
-            sums[0] = s0, sums[1] = s1, sums[2] = s2;
-        } else if (p->pair_offset == MCU_CMSIS_PAIR_WIDE && (in_c & 3) == 0) {
+        const int32_t sums[3] = {0, 0, 0}; /* unused (mcu_pair_dot3's) */
+        if (p->pair_offset == MCU_CMSIS_PAIR_WIDE && (in_c & 3) == 0) {
             widen_groups(x0, x1, x2, in_c, col, NULL, NULL, NULL, 1);
         } else {
             widen_pixels(x0, x1, x2, in_c, col, NULL, NULL, NULL);

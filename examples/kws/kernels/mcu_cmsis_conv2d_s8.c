@@ -319,8 +319,7 @@ static inline __attribute__((always_inline)) void widen_3x3x3(const int8_t *src,
 /** Output pixel (oy, ox)'s receptive field into column slot `slot` of the widened block: straight
     from the input rows when in_c % 4 == 0 or the window is 3x3 over three channels and inside the
     input (widen_3x3x3), else through `stage` (an int8 column of K4 values and 4
-    bytes of slack; the values past K are set to 0: they meet zero weights, and the offset layout's
-    column sums count them). */
+    bytes of slack; the values past K are set to 0: they meet zero weights). */
 static inline __attribute__((always_inline)) void im2col_column_body(const mcu_cmsis_conv_params *p,
                                                                      const struct window *g, const int8_t *input,
                                                                      int32_t oy, int32_t ox, int32_t k, int32_t k4,
@@ -392,20 +391,13 @@ static inline __attribute__((always_inline)) void im2col_column_body(const mcu_c
     }
 }
 
-/* Not inlined, one per layout: the plain layout builds the columns alone, the offset layout also
-   sums each. */
+/* Not inlined: one copy for every layout (the offset layout's columns are no longer summed: it
+   stores row a as it is, mcu_kernels_cmsis_nn.h). */
 static __attribute__((noinline)) void im2col_column(const mcu_cmsis_conv_params *p, const struct window *g,
                                                     const int8_t *input, int32_t oy, int32_t ox, int32_t k,
                                                     int32_t k4, int8_t *stage, int32_t *slot)
 {
     im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, NULL);
-}
-
-static __attribute__((noinline)) void im2col_column_sum(const mcu_cmsis_conv_params *p, const struct window *g,
-                                                        const int8_t *input, int32_t oy, int32_t ox, int32_t k,
-                                                        int32_t k4, int8_t *stage, int32_t *slot, int32_t *sum)
-{
-    im2col_column_body(p, g, input, oy, ox, k, k4, stage, slot, sum);
 }
 /** 1 where the windows are 3x3 over three channels (K = 27) and not dilated horizontally, the
     weights in the wide layout (the DSP ISA's for that K; the others' go the general way): the
@@ -460,8 +452,53 @@ static int32_t direct_run(const mcu_cmsis_conv_params *p, const struct window *g
     block itself (K4 = 28: 168 bytes), from byte 84 on, row ky of window j at byte 27 ky + 9 j, 82
     bytes with the routine's reads past them. The routine stores group g of the widened block (bytes
     24 g .. 24 g + 23) only after loading it, and every later group reads from byte 84 + 4 (g + 1) on
-    (rows 0 and 1) or 84 + 54 + 4 (g - 4) on (row 2): nothing is overwritten before it is read. */
+    (rows 0 and 1) or 84 + 54 + 4 (g - 4) on (row 2): nothing is overwritten before it is read.
+    A block along one output row stages the input under it there instead (region_3x3x3: at most 84
+    bytes, stride_w <= 3; mcu_conv3_rows_asm widens into its own frame). */
 #define STAGED_3X3X3 84
+
+/** The input under a block of three 3x3 three-channel windows along one output row (no horizontal
+    dilation; staged_blocks): input rows iy0 + dil_h ky, pixels ix0 .. ix0 + width - 1 (width = 2
+    stride_w + 3), at d, each row's 3 width bytes right after the previous row's, the taps outside
+    the input holding the zero point; the wide routine then reads the three windows 3 stride_w bytes
+    apart, their rows 3 width bytes apart, up to byte 9 width (one byte past the rows, which meets a
+    zero weight). One copy of the 63 bytes a stride-2 block covers, not three windows of 27 bytes
+    each (window_3x3x3_of, the right border's through window_across): VWW's layer 0 stages the
+    block at each row's right border and the last row's 16. */
+static inline __attribute__((always_inline)) void region_3x3x3(const struct window3 w, const int8_t *input,
+                                                               int32_t iy0, int32_t ix0, int32_t width, int8_t *d)
+{
+    const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + width > w.in_w ? w.in_w - ix0 : width;
+    const int32_t n = 3 * width, a = lo < hi ? 3 * lo : n, b = lo < hi ? 3 * hi : n;
+    const int32_t pad4 = w.pad4;
+    for (int32_t ky = 0, iy = iy0; ky < 3; ky++, iy += w.dil_h, d += n) {
+        /* the zero point in words (up to three bytes past the row: the next row's, which its own
+           stores replace, or past the region: 9 width + 3 <= 84 bytes), the taps inside over it */
+        if ((uint32_t)iy >= (uint32_t)w.in_h || a == b) { /* no tap of the row inside */
+            for (int32_t i = 0; i < n; i += 4) {
+                mcu_write_s8x4(d + i, pad4);
+            }
+            continue;
+        }
+        for (int32_t i = 0; i < a; i += 4) {
+            mcu_write_s8x4(d + i, pad4);
+        }
+        for (int32_t i = b; i < n; i += 4) {
+            mcu_write_s8x4(d + i, pad4);
+        }
+        const int8_t *src = input + (iy * w.in_w + ix0 + lo) * 3;
+        int8_t *t = d + a;
+        if (b - a == 3) { /* one tap inside */
+            memcpy(t, src, 3);
+            continue;
+        }
+        const int8_t *const last = src + (b - a - 4); /* whole words, the last one ending at b */
+        for (; src < last; src += 4, t += 4) {
+            mcu_write_s8x4(t, mcu_read_s8x4(src));
+        }
+        mcu_write_s8x4(t - (src - last), mcu_read_s8x4(last));
+    }
+}
 
 /** 1 where staged_blocks takes the layer: 3x3 windows over three channels, not dilated
     horizontally, in the wide layout, on the fast path. */
@@ -502,6 +539,16 @@ static __attribute__((noinline)) int32_t staged_blocks(struct mcu_pair_gemm *gm,
                 break;
             }
         } /* else, or after a run within the row (it took every whole block it could): a staged block */
+        if (ox + MCU_PAIR_COLUMNS <= out_w && stride_w <= 3) { /* along one row: the input under it once */
+            const int32_t width = 2 * stride_w + 3;
+            region_3x3x3(w, input, oy * stride_h - pad_top, ox * stride_w - pad_left, width, staged);
+            mcu_conv3_blocks(gm, staged, 3 * stride_w, 3 * width, 1, out_c, output + (n - first) * out_c);
+            n += MCU_PAIR_COLUMNS, ox += MCU_PAIR_COLUMNS;
+            if (ox == out_w) {
+                ox = 0, oy++;
+            }
+            continue;
+        }
         for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
             window_3x3x3_of(w, input, oy * stride_h - pad_top, ox * stride_w - pad_left, staged + 9 * j, 27);
             if (++ox == out_w) {
@@ -659,19 +706,14 @@ void mcu_cmsis_conv2d_s8(const mcu_cmsis_conv_params *p, const int8_t *input, co
         const int32_t n1 = n + 1 < end ? n + 1 : end - 1;
         const int32_t n2 = n + 2 < end ? n + 2 : end - 1;
         int32_t y = oy, x = ox;
-        int32_t sums[3] = {0, 0, 0}; /* the offset layout's column sums */
+        const int32_t sums[3] = {0, 0, 0}; /* unused (mcu_pair_dot3's) */
         const int offset = p->pair_offset == MCU_CMSIS_PAIR_OFFSET;
         for (int32_t j = 0; j < MCU_PAIR_COLUMNS; j++) {
             if (j > 0 && n + j < end && ++x == out_w) {
                 x = 0, y++;
             }
-            if (offset) {
-                MCU_PATH_CHECK(MCU_PATH_CONV_OFFSET);
-                im2col_column_sum(p, &g, input, y, x, k, k4, stage, col + j, &sums[j]);
-            } else {
-                MCU_PATH_CHECK(MCU_PATH_CONV_COLUMN);
-                im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
-            }
+            MCU_PATH_CHECK(offset ? MCU_PATH_CONV_OFFSET : MCU_PATH_CONV_COLUMN);
+            im2col_column(p, &g, input, y, x, k, k4, stage, col + j);
         }
         if (++x == out_w) { /* the next block's first pixel */
             x = 0, y++;

@@ -170,10 +170,11 @@ struct mcu_cmsis_dw3x3_args {
 };
 
 /** Output pixel `out`, whose window starts at input row/column (iy, ix); `fast`: a constant in
-    each instance below, rq proven and the clamp the whole int8 range (SSAT alone). */
+    each instance below, rq proven and the clamp the whole int8 range (SSAT alone); `relu` (with
+    fast): without the rounding correction of negative accumulators (mcu_cmsis_rq3_relu). */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(const struct mcu_cmsis_dw3x3_args *k,
                                                                          int32_t iy, int32_t ix, int8_t *out,
-                                                                         int fast)
+                                                                         int fast, int relu)
 {
     const mcu_cmsis_dw_conv_params *p = k->p;
     const int8_t *input = k->input, *pad = k->pad, *weights = k->weights;
@@ -207,8 +208,10 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(con
         mcu_cmsis_dw3x3_tap(tap[8] + c, wq + 16, &a0, &a1, &a2, &a3);
         if (fast) { /* the four values before the stores: an int8 store may alias the records */
             const int32_t *r = rq + 3 * c;
-            const int32_t v0 = mcu_ssat8(mcu_cmsis_rq(a0, r)), v1 = mcu_ssat8(mcu_cmsis_rq(a1, r + 3));
-            const int32_t v2 = mcu_ssat8(mcu_cmsis_rq(a2, r + 6)), v3 = mcu_ssat8(mcu_cmsis_rq(a3, r + 9));
+            const int32_t v0 = mcu_ssat8(relu ? mcu_cmsis_rq3_relu(a0, r[0], r[1], r[2]) : mcu_cmsis_rq(a0, r));
+            const int32_t v1 = mcu_ssat8(relu ? mcu_cmsis_rq3_relu(a1, r[3], r[4], r[5]) : mcu_cmsis_rq(a1, r + 3));
+            const int32_t v2 = mcu_ssat8(relu ? mcu_cmsis_rq3_relu(a2, r[6], r[7], r[8]) : mcu_cmsis_rq(a2, r + 6));
+            const int32_t v3 = mcu_ssat8(relu ? mcu_cmsis_rq3_relu(a3, r[9], r[10], r[11]) : mcu_cmsis_rq(a3, r + 9));
             out[c] = (int8_t)v0;
             out[c + 1] = (int8_t)v1;
             out[c + 2] = (int8_t)v2;
@@ -243,14 +246,21 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_pixel_mode(con
 __attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_fast(const struct mcu_cmsis_dw3x3_args *k, int32_t iy,
                                                                  int32_t ix, int8_t *out)
 {
-    mcu_cmsis_dw3x3_pixel_mode(k, iy, ix, out, 1);
+    mcu_cmsis_dw3x3_pixel_mode(k, iy, ix, out, 1, 0);
+}
+
+/** The same for ReLU-like layers (output offset at or below the clamp's minimum: PAIR_RELU). */
+__attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_fast_relu(const struct mcu_cmsis_dw3x3_args *k,
+                                                                      int32_t iy, int32_t ix, int8_t *out)
+{
+    mcu_cmsis_dw3x3_pixel_mode(k, iy, ix, out, 1, 1);
 }
 
 /** The same with a clamp inside the int8 range, or without rq (the general requantization). */
 __attribute__((noinline)) static void mcu_cmsis_dw3x3_pixel_any(const struct mcu_cmsis_dw3x3_args *k, int32_t iy,
                                                                 int32_t ix, int8_t *out)
 {
-    mcu_cmsis_dw3x3_pixel_mode(k, iy, ix, out, 0);
+    mcu_cmsis_dw3x3_pixel_mode(k, iy, ix, out, 0, 0);
 }
 
 /* ---- The group sweep: a group of four channels' map widened once, each channel over it ----------------- */
@@ -436,7 +446,7 @@ static void mcu_cmsis_dw3x3_records(const int8_t *weights, const int32_t *folded
     pair words k, k + 1 of each filter row: pixel 2k SMLAD (w0, w1) + SMLABT (w1, w2), pixel 2k + 1
     SMLATB (w0, w1) + SMLAD (w1, w2); an odd last pixel's partner computed and not stored. The
     accumulators hold 2 * acc (doubled bias and weights), as the requantization takes it. */
-static void mcu_cmsis_dw3x3_band(const struct mcu_cmsis_dw3x3_job *j)
+static void mcu_cmsis_dw3x3_band_mode(const struct mcu_cmsis_dw3x3_job *j, int relu)
 {
     for (int32_t c = 0; c < j->n; c++) {
         const int32_t *rec = j->rec + c * MCU_CMSIS_DW3X3_RECORD_WORDS, *w = rec + 4;
@@ -450,8 +460,8 @@ static void mcu_cmsis_dw3x3_band(const struct mcu_cmsis_dw3x3_job *j)
                     a = mcu_smlad(q[0], w01, a), a = mcu_smlabt(q[4], w12, a);
                     b = mcu_smlatb(q[0], w01, b), b = mcu_smlad(q[4], w12, b);
                 }
-                a = mcu_smmlar(a, rec[1], rec[2] + (a >> 31));
-                b = mcu_smmlar(b, rec[1], rec[2] + (b >> 31));
+                a = mcu_smmlar(a, rec[1], rec[2] + (relu ? 0 : a >> 31));
+                b = mcu_smmlar(b, rec[1], rec[2] + (relu ? 0 : b >> 31));
                 out[0] = (int8_t)mcu_ssat8(a >> rec[3]);
                 if (left >= 2) {
                     out[j->ch] = (int8_t)mcu_ssat8(b >> rec[3]);
@@ -460,6 +470,16 @@ static void mcu_cmsis_dw3x3_band(const struct mcu_cmsis_dw3x3_job *j)
             out += (j->out_w & 1) ? -j->ch : 0;
         }
     }
+}
+
+static void mcu_cmsis_dw3x3_band(const struct mcu_cmsis_dw3x3_job *j)
+{
+    mcu_cmsis_dw3x3_band_mode(j, 0);
+}
+
+static void mcu_cmsis_dw3x3_band_relu(const struct mcu_cmsis_dw3x3_job *j)
+{
+    mcu_cmsis_dw3x3_band_mode(j, 1);
 }
 #else
 /* The channels of a band in assembly (the job in r0), as the C model above: per channel, the weights
@@ -484,122 +504,154 @@ static void mcu_cmsis_dw3x3_band(const struct mcu_cmsis_dw3x3_job *j)
 #define MCU_CMSIS_DW3X3_LD2(ky, x, y) "ldr " x ", [r1, #(128 * " #ky ")]\n\tldr " y ", [r1, #(128 * " #ky " + 16)]\n\t"
 #define MCU_CMSIS_DW3X3_RQ(a) "add r1, lr, " a ", asr #31\n\tsmmlar " a ", " a ", r0, r1\n\t"
 #define MCU_CMSIS_DW3X3_SHIFT(a) "asr " a ", " a ", r0\n\tssat " a ", #8, " a "\n\t"
-__attribute__((naked, noinline)) static void mcu_cmsis_dw3x3_band(struct mcu_cmsis_dw3x3_job *job)
-{
-    (void)job;
-    __asm__ volatile("push {r4-r11, lr}\n\t"
-                     "sub sp, sp, #56\n\t"
-                     "str r0, [sp, #32]\n\t"
-                     "ldrd r11, r12, [r0, #24]\n\t" /* ch, out_w */
-                     "str r11, [sp, #16]\n\t"
-                     "str r12, [sp, #48]\n\t"
-                     "sub lr, r12, #1\n\t"
-                     "mul lr, r11, lr\n\t"
-                     "str lr, [sp, #24]\n\t" /* (out_w - 1) * ch */
-                     "mul r12, r11, r12\n\t"
-                     "str r12, [sp, #44]\n\t"
-                     "3:\n\t" /* a channel */
-                     "ldr r11, [r0, #8]\n\t"
-                     "ldm r11!, {r1-r4}\n\t"
-                     "stm sp, {r1-r4}\n\t"
-                     "ldm r11!, {r5-r10}\n\t"
-                     "str r11, [r0, #8]\n\t"
-                     "ldm r0, {r1, r2}\n\t"
-                     "ldrd r11, r12, [r0, #12]\n\t" /* step, rows */
-                     "str r12, [sp, #20]\n\t"
-                     "add r11, r1, r11\n\t"
-                     "add r3, r2, #1\n\t"
-                     "strd r11, r3, [r0]\n\t" /* the next channel's pair word and output */
-                     "cmp r12, #1\n\t"
-                     "beq 5f\n\t"
-                     "2:\n\t" /* two rows */
-                     "str r1, [sp, #28]\n\t"
-                     "ldr lr, [sp, #24]\n\t"
-                     "add lr, lr, r2\n\t"
-                     "str lr, [sp, #40]\n\t" /* the output row's last pixel */
-                     "1:\n\t" /* two pixels of each */
-                     "ldr r3, [sp]\n\t"
-                     "ldr r11, [sp]\n\t"
-                     MCU_CMSIS_DW3X3_LD2(0, "r0", "lr")
-                     MCU_CMSIS_DW3X3_MAC4_FIRST("r3", "r4", "r0", "lr", "r5", "r6")
-                     MCU_CMSIS_DW3X3_LD2(1, "r0", "lr")
-                     MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r0", "lr", "r7", "r8")
-                     MCU_CMSIS_DW3X3_MAC4_FIRST("r11", "r12", "r0", "lr", "r5", "r6")
-                     MCU_CMSIS_DW3X3_LD2(2, "r0", "lr")
-                     MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r0", "lr", "r9", "r10")
-                     MCU_CMSIS_DW3X3_MAC4("r11", "r12", "r0", "lr", "r7", "r8")
-                     MCU_CMSIS_DW3X3_LD2(3, "r0", "lr")
-                     MCU_CMSIS_DW3X3_MAC4("r11", "r12", "r0", "lr", "r9", "r10")
-                     "add r1, r1, #16\n\t"
-                     "str r1, [sp, #36]\n\t"
-                     "ldr r0, [sp, #4]\n\t"
-                     "ldr lr, [sp, #8]\n\t"
-                     MCU_CMSIS_DW3X3_RQ("r3") MCU_CMSIS_DW3X3_RQ("r4") MCU_CMSIS_DW3X3_RQ("r11")
-                     MCU_CMSIS_DW3X3_RQ("r12")
-                     "ldr r0, [sp, #12]\n\t"
-                     MCU_CMSIS_DW3X3_SHIFT("r3") MCU_CMSIS_DW3X3_SHIFT("r4") MCU_CMSIS_DW3X3_SHIFT("r11")
-                     MCU_CMSIS_DW3X3_SHIFT("r12")
-                     "ldr r0, [sp, #16]\n\t"
-                     "ldr r1, [sp, #44]\n\t"
-                     "strb r3, [r2]\n\t"
-                     "strb r11, [r2, r1]\n\t"
-                     "add r1, r1, r0\n\t"
-                     "ldr lr, [sp, #40]\n\t"
-                     "cmp r2, lr\n\t"
-                     "itt lo\n\t" /* the block's second pixel inside the row */
-                     "strblo r4, [r2, r0]\n\t"
-                     "strblo r12, [r2, r1]\n\t"
-                     "add r2, r2, r0, lsl #1\n\t"
-                     "ldr r1, [sp, #36]\n\t"
-                     "cmp r2, lr\n\t"
-                     "bls 1b\n\t"
-                     "add r2, lr, r0\n\t" /* the row's end */
-                     "ldr r0, [sp, #44]\n\t"
-                     "ldr r1, [sp, #28]\n\t"
-                     "add r2, r2, r0\n\t" /* past the second row */
-                     "add r1, r1, #256\n\t"
-                     "ldr r0, [sp, #20]\n\t"
-                     "subs r0, r0, #2\n\t"
-                     "str r0, [sp, #20]\n\t"
-                     "cmp r0, #1\n\t"
-                     "bgt 2b\n\t"
-                     "blt 6f\n\t"
-                     "5:\n\t" /* the last odd row */
-                     "ldr lr, [sp, #48]\n\t"
-                     "4:\n\t"
-                     "ldr r3, [sp]\n\t"
-                     MCU_CMSIS_DW3X3_LD2(0, "r11", "r12")
-                     MCU_CMSIS_DW3X3_MAC4_FIRST("r3", "r4", "r11", "r12", "r5", "r6")
-                     MCU_CMSIS_DW3X3_LD2(1, "r11", "r12")
-                     MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r11", "r12", "r7", "r8")
-                     MCU_CMSIS_DW3X3_LD2(2, "r11", "r12")
-                     MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r11", "r12", "r9", "r10")
-                     "ldr r11, [sp, #4]\n\t"
-                     "ldr r12, [sp, #8]\n\t"
-                     "add r0, r12, r3, asr #31\n\t"
-                     "smmlar r3, r3, r11, r0\n\t"
-                     "add r0, r12, r4, asr #31\n\t"
-                     "smmlar r4, r4, r11, r0\n\t"
-                     "ldr r0, [sp, #12]\n\t"
-                     "ldr r12, [sp, #16]\n\t"
-                     MCU_CMSIS_DW3X3_SHIFT("r3") MCU_CMSIS_DW3X3_SHIFT("r4")
-                     "strb r3, [r2]\n\t"
-                     "cmp lr, #2\n\t"
-                     "it ge\n\t"
-                     "strbge r4, [r2, r12]\n\t"
-                     "add r2, r2, r12, lsl #1\n\t"
-                     "add r1, r1, #16\n\t"
-                     "subs lr, lr, #2\n\t"
-                     "bgt 4b\n\t"
-                     "6:\n\t" /* the next channel */
-                     "ldr r0, [sp, #32]\n\t"
-                     "ldr r1, [r0, #20]\n\t"
-                     "subs r1, r1, #1\n\t"
-                     "str r1, [r0, #20]\n\t"
-                     "bgt 3b\n\t"
-                     "add sp, sp, #56\n\t"
-                     "pop {r4-r11, pc}\n\t");
-}
+/* the block's four accumulators requantized (m in r0, add in lr; r1 the next block's pair word, kept
+   on the stack while RQ takes it) and stored, the next block while inside the row */
+#define MCU_CMSIS_DW3X3_BLOCK_STORE                                                                              \
+    "str r1, [sp, #36]\n\t" MCU_CMSIS_DW3X3_RQ("r3") MCU_CMSIS_DW3X3_RQ("r4") MCU_CMSIS_DW3X3_RQ("r11")             \
+        MCU_CMSIS_DW3X3_RQ("r12") "ldr r0, [sp, #12]\n\t" MCU_CMSIS_DW3X3_SHIFT("r3") MCU_CMSIS_DW3X3_SHIFT("r4")   \
+            MCU_CMSIS_DW3X3_SHIFT("r11") MCU_CMSIS_DW3X3_SHIFT("r12")                                              \
+    "ldr r0, [sp, #16]\n\t"                                                                                         \
+    "ldr r1, [sp, #44]\n\t"                                                                                         \
+    "strb r3, [r2]\n\t"                                                                                             \
+    "strb r11, [r2, r1]\n\t"                                                                                        \
+    "add r1, r1, r0\n\t"                                                                                            \
+    "ldr lr, [sp, #40]\n\t"                                                                                         \
+    "cmp r2, lr\n\t"                                                                                                \
+    "itt lo\n\t" /* the block's second pixel inside the row */                                                      \
+    "strblo r4, [r2, r0]\n\t"                                                                                       \
+    "strblo r12, [r2, r1]\n\t"                                                                                      \
+    "add r2, r2, r0, lsl #1\n\t"                                                                                    \
+    "ldr r1, [sp, #36]\n\t"                                                                                         \
+    "cmp r2, lr\n\t"                                                                                                \
+    "bls 1b\n\t"
+/* the same without the negative accumulators' rounding correction (ReLU-like layers:
+   mcu_cmsis_rq3_relu): r1 untouched, so not kept on the stack, the row's bytes in lr and r3 once r3
+   is stored; per block of four outputs four ADDs, a store and a load less (-7 est. M4 cycles) */
+#define MCU_CMSIS_DW3X3_BLOCK_STORE_RELU                                                                         \
+    "smmlar r3, r3, r0, lr\n\t"                                                                                     \
+    "smmlar r4, r4, r0, lr\n\t"                                                                                     \
+    "smmlar r11, r11, r0, lr\n\t"                                                                                   \
+    "smmlar r12, r12, r0, lr\n\t"                                                                                   \
+    "ldr r0, [sp, #12]\n\t" MCU_CMSIS_DW3X3_SHIFT("r3") MCU_CMSIS_DW3X3_SHIFT("r4") MCU_CMSIS_DW3X3_SHIFT("r11")  \
+        MCU_CMSIS_DW3X3_SHIFT("r12")                                                                               \
+    "ldr r0, [sp, #16]\n\t"                                                                                         \
+    "ldr lr, [sp, #44]\n\t"                                                                                         \
+    "strb r3, [r2]\n\t"                                                                                             \
+    "strb r11, [r2, lr]\n\t"                                                                                        \
+    "add r3, lr, r0\n\t"                                                                                            \
+    "ldr lr, [sp, #40]\n\t"                                                                                         \
+    "cmp r2, lr\n\t"                                                                                                \
+    "itt lo\n\t"                                                                                                    \
+    "strblo r4, [r2, r0]\n\t"                                                                                       \
+    "strblo r12, [r2, r3]\n\t"                                                                                      \
+    "add r2, r2, r0, lsl #1\n\t"                                                                                    \
+    "cmp r2, lr\n\t"                                                                                                \
+    "bls 1b\n\t"
+/* the last odd row's two accumulators (m in r11, add in r12) */
+#define MCU_CMSIS_DW3X3_ODD_RQ                                                                                   \
+    "add r0, r12, r3, asr #31\n\t"                                                                                  \
+    "smmlar r3, r3, r11, r0\n\t"                                                                                    \
+    "add r0, r12, r4, asr #31\n\t"                                                                                  \
+    "smmlar r4, r4, r11, r0\n\t"
+#define MCU_CMSIS_DW3X3_ODD_RQ_RELU "smmlar r3, r3, r11, r12\n\tsmmlar r4, r4, r11, r12\n\t"
+#define MCU_CMSIS_DW3X3_BAND(name, BLOCK_RQ_STORE, ODD_RQ)                                                            \
+    __attribute__((naked, noinline)) static void name(struct mcu_cmsis_dw3x3_job *job)                                \
+    {                                                                                                                 \
+        (void)job;                                                                                                    \
+        __asm__ volatile("push {r4-r11, lr}\n\t"                                                                      \
+                         "sub sp, sp, #56\n\t"                                                                        \
+                         "str r0, [sp, #32]\n\t"                                                                      \
+                         "ldrd r11, r12, [r0, #24]\n\t" /* ch, out_w */                                               \
+                         "str r11, [sp, #16]\n\t"                                                                     \
+                         "str r12, [sp, #48]\n\t"                                                                     \
+                         "sub lr, r12, #1\n\t"                                                                        \
+                         "mul lr, r11, lr\n\t"                                                                        \
+                         "str lr, [sp, #24]\n\t" /* (out_w - 1) * ch */                                               \
+                         "mul r12, r11, r12\n\t"                                                                      \
+                         "str r12, [sp, #44]\n\t"                                                                     \
+                         "3:\n\t" /* a channel */                                                                     \
+                         "ldr r11, [r0, #8]\n\t"                                                                      \
+                         "ldm r11!, {r1-r4}\n\t"                                                                      \
+                         "stm sp, {r1-r4}\n\t"                                                                        \
+                         "ldm r11!, {r5-r10}\n\t"                                                                     \
+                         "str r11, [r0, #8]\n\t"                                                                      \
+                         "ldm r0, {r1, r2}\n\t"                                                                       \
+                         "ldrd r11, r12, [r0, #12]\n\t" /* step, rows */                                              \
+                         "str r12, [sp, #20]\n\t"                                                                     \
+                         "add r11, r1, r11\n\t"                                                                       \
+                         "add r3, r2, #1\n\t"                                                                         \
+                         "strd r11, r3, [r0]\n\t" /* the next channel's pair word and output */                       \
+                         "cmp r12, #1\n\t"                                                                            \
+                         "beq 5f\n\t"                                                                                 \
+                         "2:\n\t" /* two rows */                                                                      \
+                         "str r1, [sp, #28]\n\t"                                                                      \
+                         "ldr lr, [sp, #24]\n\t"                                                                      \
+                         "add lr, lr, r2\n\t"                                                                         \
+                         "str lr, [sp, #40]\n\t" /* the output row's last pixel */                                    \
+                         "1:\n\t" /* two pixels of each */                                                            \
+                         "ldr r3, [sp]\n\t"                                                                           \
+                         "ldr r11, [sp]\n\t"                                                                          \
+                         MCU_CMSIS_DW3X3_LD2(0, "r0", "lr")                                                           \
+                         MCU_CMSIS_DW3X3_MAC4_FIRST("r3", "r4", "r0", "lr", "r5", "r6")                               \
+                         MCU_CMSIS_DW3X3_LD2(1, "r0", "lr")                                                           \
+                         MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r0", "lr", "r7", "r8")                                     \
+                         MCU_CMSIS_DW3X3_MAC4_FIRST("r11", "r12", "r0", "lr", "r5", "r6")                             \
+                         MCU_CMSIS_DW3X3_LD2(2, "r0", "lr")                                                           \
+                         MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r0", "lr", "r9", "r10")                                    \
+                         MCU_CMSIS_DW3X3_MAC4("r11", "r12", "r0", "lr", "r7", "r8")                                   \
+                         MCU_CMSIS_DW3X3_LD2(3, "r0", "lr")                                                           \
+                         MCU_CMSIS_DW3X3_MAC4("r11", "r12", "r0", "lr", "r9", "r10")                                  \
+                         "add r1, r1, #16\n\t"                                                                        \
+                         "ldr r0, [sp, #4]\n\t"                                                                       \
+                         "ldr lr, [sp, #8]\n\t"                                                                       \
+                         BLOCK_RQ_STORE                                                                               \
+                         "add r2, lr, r0\n\t" /* the row's end */                                                     \
+                         "ldr r0, [sp, #44]\n\t"                                                                      \
+                         "ldr r1, [sp, #28]\n\t"                                                                      \
+                         "add r2, r2, r0\n\t" /* past the second row */                                               \
+                         "add r1, r1, #256\n\t"                                                                       \
+                         "ldr r0, [sp, #20]\n\t"                                                                      \
+                         "subs r0, r0, #2\n\t"                                                                        \
+                         "str r0, [sp, #20]\n\t"                                                                      \
+                         "cmp r0, #1\n\t"                                                                             \
+                         "bgt 2b\n\t"                                                                                 \
+                         "blt 6f\n\t"                                                                                 \
+                         "5:\n\t" /* the last odd row */                                                              \
+                         "ldr lr, [sp, #48]\n\t"                                                                      \
+                         "4:\n\t"                                                                                     \
+                         "ldr r3, [sp]\n\t"                                                                           \
+                         MCU_CMSIS_DW3X3_LD2(0, "r11", "r12")                                                         \
+                         MCU_CMSIS_DW3X3_MAC4_FIRST("r3", "r4", "r11", "r12", "r5", "r6")                             \
+                         MCU_CMSIS_DW3X3_LD2(1, "r11", "r12")                                                         \
+                         MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r11", "r12", "r7", "r8")                                   \
+                         MCU_CMSIS_DW3X3_LD2(2, "r11", "r12")                                                         \
+                         MCU_CMSIS_DW3X3_MAC4("r3", "r4", "r11", "r12", "r9", "r10")                                  \
+                         "ldr r11, [sp, #4]\n\t"                                                                      \
+                         "ldr r12, [sp, #8]\n\t"                                                                      \
+                         ODD_RQ                                                                                       \
+                         "ldr r0, [sp, #12]\n\t"                                                                      \
+                         "ldr r12, [sp, #16]\n\t"                                                                     \
+                         MCU_CMSIS_DW3X3_SHIFT("r3") MCU_CMSIS_DW3X3_SHIFT("r4")                                      \
+                         "strb r3, [r2]\n\t"                                                                          \
+                         "cmp lr, #2\n\t"                                                                             \
+                         "it ge\n\t"                                                                                  \
+                         "strbge r4, [r2, r12]\n\t"                                                                   \
+                         "add r2, r2, r12, lsl #1\n\t"                                                                \
+                         "add r1, r1, #16\n\t"                                                                        \
+                         "subs lr, lr, #2\n\t"                                                                        \
+                         "bgt 4b\n\t"                                                                                 \
+                         "6:\n\t" /* the next channel */                                                              \
+                         "ldr r0, [sp, #32]\n\t"                                                                      \
+                         "ldr r1, [r0, #20]\n\t"                                                                      \
+                         "subs r1, r1, #1\n\t"                                                                        \
+                         "str r1, [r0, #20]\n\t"                                                                      \
+                         "bgt 3b\n\t"                                                                                 \
+                         "add sp, sp, #56\n\t"                                                                        \
+                         "pop {r4-r11, pc}\n\t");                                                                     \
+    }
+/* with the rounding correction of negative accumulators, and without it (ReLU-like layers) */
+MCU_CMSIS_DW3X3_BAND(mcu_cmsis_dw3x3_band, MCU_CMSIS_DW3X3_BLOCK_STORE, MCU_CMSIS_DW3X3_ODD_RQ)
+MCU_CMSIS_DW3X3_BAND(mcu_cmsis_dw3x3_band_relu, MCU_CMSIS_DW3X3_BLOCK_STORE_RELU, MCU_CMSIS_DW3X3_ODD_RQ_RELU)
 #endif
 
 /** The group sweep: per group of four channels, their records, then per band of output rows the band
@@ -615,6 +667,7 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis
     const mcu_cmsis_dw_pair_plan plan = mcu_cmsis_dw_pair_plan_at(input, p->in_w, p->pad_left, ch, p->in_w * ch,
                                                                   2 * wpr, 0, -p->input_offset);
     int32_t rec[4 * MCU_CMSIS_DW3X3_RECORD_WORDS];
+    const int relu = p->output_offset <= p->act_min && MCU_PATH_PAIR_RELU; /* mcu_cmsis_dw3x3_groups */
     for (int32_t c0 = 0; c0 < ch; c0 += 4) {
         mcu_cmsis_dw3x3_records(weights, folded, rq, ch, c0, rec);
         for (int32_t oy0 = 0; oy0 < p->out_h; oy0 += band_out_rows) {
@@ -624,7 +677,11 @@ __attribute__((noinline)) static void mcu_cmsis_dw3x3_groups_run(const mcu_cmsis
             mcu_cmsis_dw3x3_widen(p, &plan, c0, &b);
             struct mcu_cmsis_dw3x3_job job = {scratch, output + oy0 * p->out_w * ch + c0, rec, 4, rows, 4, ch,
                                               p->out_w};
-            mcu_cmsis_dw3x3_band(&job);
+            if (relu) { /* direct calls, each band routine only where the build carries it */
+                mcu_cmsis_dw3x3_band_relu(&job);
+            } else if (MCU_PATH_PAIR_SIGNED) {
+                mcu_cmsis_dw3x3_band(&job);
+            }
         }
     }
 }
@@ -651,7 +708,9 @@ __attribute__((noinline)) static int mcu_cmsis_dw3x3_groups(const mcu_cmsis_dw_c
                                                             const int32_t *rq, int32_t *scratch, int8_t *output)
 {
     const int32_t ch = p->out_c, wpr = ((p->out_w + 1) >> 1) + 1;
-    if (p->stride_w != 1 || p->stride_h != 1 || (ch & 3) || p->out_w < 4 || wpr > MCU_CMSIS_DW3X3_ROW_WORDS) {
+    const int built = (p->output_offset <= p->act_min && MCU_PATH_PAIR_RELU) || MCU_PATH_PAIR_SIGNED;
+    if (p->stride_w != 1 || p->stride_h != 1 || (ch & 3) || p->out_w < 4 || wpr > MCU_CMSIS_DW3X3_ROW_WORDS ||
+        !built) { /* its band routine (ReLU-like layers: PAIR_RELU, else PAIR_SIGNED) left out of the build */
         return 0;
     }
     const int32_t band = MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(3, 3, ch, p->in_c) /
@@ -718,42 +777,60 @@ static inline void mcu_cmsis_dw_pairs_plus(int32_t q0, int32_t q1, int32_t off, 
     "ssat %[t3], #8, %[t3]\n\t"                                                                                     \
     "strb %[t3], [%[out]]\n\t"                                                                                      \
     "add %[out], %[out], %[ch]\n\t"
-#define MCU_CMSIS_DW_MAP3_STORE                                                                                    \
-    "ldr %[t0], [%[q]]\n\tldr %[t1], [%[q], #4]\n\tldr %[t2], [%[q], #8]\n\t" MCU_CMSIS_DW_MAP3_RQ("a0")          \
-        MCU_CMSIS_DW_MAP3_RQ("a1") MCU_CMSIS_DW_MAP3_RQ("a2")
+/* the same without the negative accumulators' rounding correction (ReLU-like layers: mcu_cmsis_rq3_relu) */
+#define MCU_CMSIS_DW_MAP3_RQ_RELU(a)                                                                               \
+    "lsl %[t3], %[" a "], #1\n\t"                                                                                   \
+    "smmlar %[t3], %[t3], %[t0], %[t1]\n\t"                                                                         \
+    "asr %[t3], %[t3], %[t2]\n\t"                                                                                   \
+    "ssat %[t3], #8, %[t3]\n\t"                                                                                     \
+    "strb %[t3], [%[out]]\n\t"                                                                                      \
+    "add %[out], %[out], %[ch]\n\t"
+#define MCU_CMSIS_DW_MAP3_STORE(RQ)                                                                                \
+    "ldr %[t0], [%[q]]\n\tldr %[t1], [%[q], #4]\n\tldr %[t2], [%[q], #8]\n\t" RQ("a0") RQ("a1") RQ("a2")
 /* the three output rows: stride 1 over input rows (0, 1), (0, 1, 2), (1, 2); stride 2 over (0, 1, 2),
    (2, 3, 4), (4, 5) */
-#define MCU_CMSIS_DW_MAP3_ROWS1                                                                                    \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(0, 1) MCU_CMSIS_DW_MAP3_TAPS1(1, 2) MCU_CMSIS_DW_MAP3_STORE       \
+#define MCU_CMSIS_DW_MAP3_ROWS1(RQ)                                                                                \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(0, 1) MCU_CMSIS_DW_MAP3_TAPS1(1, 2) MCU_CMSIS_DW_MAP3_STORE(RQ)    \
     MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(0, 0) MCU_CMSIS_DW_MAP3_TAPS1(1, 1) MCU_CMSIS_DW_MAP3_TAPS1(2, 2) \
-    MCU_CMSIS_DW_MAP3_STORE                                                                                         \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(1, 0) MCU_CMSIS_DW_MAP3_TAPS1(2, 1) MCU_CMSIS_DW_MAP3_STORE
-#define MCU_CMSIS_DW_MAP3_ROWS2                                                                                    \
+    MCU_CMSIS_DW_MAP3_STORE(RQ)                                                                                      \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS1(1, 0) MCU_CMSIS_DW_MAP3_TAPS1(2, 1) MCU_CMSIS_DW_MAP3_STORE(RQ)
+#define MCU_CMSIS_DW_MAP3_ROWS2(RQ)                                                                                \
     MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(0, 0) MCU_CMSIS_DW_MAP3_TAPS2(1, 1) MCU_CMSIS_DW_MAP3_TAPS2(2, 2) \
-    MCU_CMSIS_DW_MAP3_STORE                                                                                         \
+    MCU_CMSIS_DW_MAP3_STORE(RQ)                                                                                      \
     MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(2, 0) MCU_CMSIS_DW_MAP3_TAPS2(3, 1) MCU_CMSIS_DW_MAP3_TAPS2(4, 2) \
-    MCU_CMSIS_DW_MAP3_STORE                                                                                         \
-    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(4, 0) MCU_CMSIS_DW_MAP3_TAPS2(5, 1) MCU_CMSIS_DW_MAP3_STORE
+    MCU_CMSIS_DW_MAP3_STORE(RQ)                                                                                      \
+    MCU_CMSIS_DW_MAP3_BIAS MCU_CMSIS_DW_MAP3_TAPS2(4, 0) MCU_CMSIS_DW_MAP3_TAPS2(5, 1) MCU_CMSIS_DW_MAP3_STORE(RQ)
+#define MCU_CMSIS_DW_MAP3_ASM1(RQ)                                                                                 \
+    __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS1(RQ)                                                                      \
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),               \
+                       [t2] "=&r"(t2), [t3] "=&r"(t3), [out] "+&r"(out)                                               \
+                     : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)                                \
+                     : "memory")
+#define MCU_CMSIS_DW_MAP3_ASM2(RQ)                                                                                 \
+    __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS2(RQ)                                                                      \
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),               \
+                       [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [out] "+&r"(out)                               \
+                     : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)                                \
+                     : "memory")
 /** One channel of a 3x3 output map, stride S (compile time): x, w its first input / filter pair word
-    (rows 4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output. */
+    (rows 4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output; RELU
+    (compile time): without the rounding correction of negative accumulators (mcu_cmsis_rq3_relu). */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w,
                                                                                const int32_t *bias, const int32_t *q,
-                                                                               int8_t *out, int32_t ch, const int S)
+                                                                               int8_t *out, int32_t ch, const int S,
+                                                                               const int RELU)
 {
     int32_t a0, a1, a2, t0, t1, t2, t3, t4; /* t4: stride 2's fifth word */
-    if (S == 1) {
-        __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS1
-                         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
-                           [t2] "=&r"(t2), [t3] "=&r"(t3), [out] "+&r"(out)
-                         : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
-                         : "memory");
+    if (S == 1 && RELU) {
+        MCU_CMSIS_DW_MAP3_ASM1(MCU_CMSIS_DW_MAP3_RQ_RELU);
+    } else if (S == 1) {
+        MCU_CMSIS_DW_MAP3_ASM1(MCU_CMSIS_DW_MAP3_RQ);
+    } else if (RELU) {
+        MCU_CMSIS_DW_MAP3_ASM2(MCU_CMSIS_DW_MAP3_RQ_RELU);
     } else {
-        __asm__ volatile(MCU_CMSIS_DW_MAP3_ROWS2
-                         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t0] "=&r"(t0), [t1] "=&r"(t1),
-                           [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [out] "+&r"(out)
-                         : [x] "r"(x), [w] "r"(w), [b] "r"(bias), [q] "r"(q), [ch] "r"(ch)
-                         : "memory");
+        MCU_CMSIS_DW_MAP3_ASM2(MCU_CMSIS_DW_MAP3_RQ);
     }
+    (void)t4;
 }
 #else
 /** One filter row (w01, w12) over one input row (x: its first pair word) into a row's accumulators,
@@ -773,9 +850,11 @@ static inline void mcu_cmsis_dw3x3_row3(const int32_t *x, int32_t w01, int32_t w
 }
 
 /** One channel of a 3x3 output map, stride S: x, w its first input / filter pair word (rows
-    4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output. */
+    4 * (S + 1) and 8 words apart), bias its bias, q its record, out its first output; RELU: without
+    the rounding correction of negative accumulators (mcu_cmsis_rq3_relu). */
 static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t *w, const int32_t *bias,
-                                                const int32_t *q, int8_t *out, int32_t ch, const int S)
+                                                const int32_t *q, int8_t *out, int32_t ch, const int S,
+                                                const int RELU)
 {
     for (int32_t oy = 0; oy < 3; oy++) {
         int32_t a[3] = {*bias, *bias, *bias};
@@ -786,7 +865,7 @@ static inline void mcu_cmsis_dw3x3_map3_channel(const int32_t *x, const int32_t 
             }
         }
         for (int32_t ox = 0; ox < 3; ox++, out += ch) {
-            *out = (int8_t)mcu_ssat8(mcu_cmsis_rq(a[ox], q));
+            *out = (int8_t)mcu_ssat8(RELU ? mcu_cmsis_rq3_relu(a[ox], q[0], q[1], q[2]) : mcu_cmsis_rq(a[ox], q));
         }
     }
 }
@@ -814,7 +893,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_run(const
                                                                            const int8_t *input, const int8_t *weights,
                                                                            const int32_t *bias, const int32_t *rq,
                                                                            int8_t *output, int32_t *x, int32_t *w,
-                                                                           const int S)
+                                                                           const int S, const int RELU)
 {
     const int32_t ch = p->out_c, off = mcu_pkhbt16(p->input_offset, p->input_offset);
     for (int32_t c0 = 0; c0 < ch; c0 += 4) {
@@ -825,30 +904,43 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw3x3_map3_run(const
             }
         }
         for (int32_t k = 0; k < 4; k++) {
-            mcu_cmsis_dw3x3_map3_channel(x + k, w + k, bias + c0 + k, rq + 3 * (c0 + k), output + c0 + k, ch, S);
+            mcu_cmsis_dw3x3_map3_channel(x + k, w + k, bias + c0 + k, rq + 3 * (c0 + k), output + c0 + k, ch, S,
+                                         RELU);
         }
     }
 }
 
 /** A 3x3 output map (see above) at stride s, 1 or 2, where the build carries its path: whole groups
     of four channels, the output clear of the input or exactly over it (a group's input read before
-    its outputs are written). Returns 0 where not. */
+    its outputs are written); a ReLU-like layer (output offset at or below the clamp's minimum)
+    without the negative accumulators' rounding correction where the build carries PAIR_RELU (one
+    cycle an output less), any other with it where it carries PAIR_SIGNED (mcu_cmsis_paths.h).
+    Returns 0 where not. */
 __attribute__((noinline)) static int mcu_cmsis_dw3x3_map3(const mcu_cmsis_dw_conv_params *p, const int8_t *input,
                                                           const int8_t *weights, const int32_t *bias,
                                                           const int32_t *rq, int8_t *output, int32_t s)
 {
+    const int relu = p->output_offset <= p->act_min && MCU_PATH_PAIR_RELU;
     if (p->in_h != 3 * s || p->in_w != 3 * s || p->out_h != 3 || p->out_w != 3 || p->stride_h != s ||
         p->stride_w != s || p->pad_top != 2 - s || p->pad_left != 2 - s || (p->out_c & 3) ||
-        !mcu_cmsis_dw3x3_placed(p, input, output)) {
+        !(relu || MCU_PATH_PAIR_SIGNED) || !mcu_cmsis_dw3x3_placed(p, input, output)) {
         return 0;
     }
     int32_t w[3 * 2 * 4]; /* per filter row its two pair words, per channel */
     if (MCU_PATH_DW_MAP3 && s == 1) {
         int32_t x[3 * 2 * 4]; /* per input row its pair words, per channel */
-        mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 1);
+        if (relu) {
+            mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 1, 1);
+        } else if (MCU_PATH_PAIR_SIGNED) {
+            mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 1, 0);
+        }
     } else if (MCU_PATH_DW_MAP3_S2) {
         int32_t x[6 * 3 * 4];
-        mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 2);
+        if (relu) {
+            mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 2, 1);
+        } else if (MCU_PATH_PAIR_SIGNED) {
+            mcu_cmsis_dw3x3_map3_run(p, input, weights, bias, rq, output, x, w, 2, 0);
+        }
     }
     return 1;
 }
@@ -885,12 +977,22 @@ static inline void mcu_cmsis_dw3x3_dsp(const mcu_cmsis_dw_conv_params *p, const 
     }
     const struct mcu_cmsis_dw3x3_args k = {p, input, pad, weights, wq, bias, folded, multiplier, shift, rq};
     int8_t *const ring = mcu_cmsis_dw_ring(scratch, MCU_CMSIS_DWCONV2D_S8_PIXELS_SCRATCH_BYTES(3, 3, ch, p->in_c));
+    /* the fast pixel without the rounding correction of negative accumulators for a ReLU-like layer
+       (PAIR_RELU), with it for the others (PAIR_SIGNED); else (or without its path) the general one */
+    const int relu = fast && p->output_offset <= p->act_min && MCU_PATH_PAIR_RELU;
+    const int signed_fast = fast && !relu && MCU_PATH_PAIR_SIGNED;
     for (int32_t oy = 0; oy < out_h; oy++) {
         const int32_t iy = oy * p->stride_h - p->pad_top;
         for (int32_t ox = 0; ox < out_w; ox++) {
             const int32_t ix = ox * p->stride_w - p->pad_left;
-            (fast ? mcu_cmsis_dw3x3_pixel_fast : mcu_cmsis_dw3x3_pixel_any)(
-                &k, iy, ix, mcu_cmsis_dw_lag_out(p, ring, output, oy * out_w + ox));
+            int8_t *const out = mcu_cmsis_dw_lag_out(p, ring, output, oy * out_w + ox);
+            if (relu) { /* direct calls */
+                mcu_cmsis_dw3x3_pixel_fast_relu(&k, iy, ix, out);
+            } else if (signed_fast) {
+                mcu_cmsis_dw3x3_pixel_fast(&k, iy, ix, out);
+            } else {
+                mcu_cmsis_dw3x3_pixel_any(&k, iy, ix, out);
+            }
         }
     }
     if (p->lag > 0) {

@@ -397,6 +397,14 @@ static inline int32_t mcu_cmsis_dw_rq2(int32_t acc2, const int32_t *rq)
     return (mcu_smmlar(acc2, rq[0], rq[1]) + (acc2 >> 31)) >> rq[2];
 }
 
+/** mcu_cmsis_dw_rq2 without the rounding correction of negative accumulators where RELU (compile
+    time): a layer whose output offset is at or below the clamp's minimum, where it equals
+    mcu_cmsis_dw_rq2 after the clamp (mcu_cmsis_rq3_relu). */
+static inline int32_t mcu_cmsis_dw_rq2_mode(int32_t acc2, const int32_t *rq, const int RELU)
+{
+    return RELU ? mcu_smmlar(acc2, rq[0], rq[1]) >> rq[2] : mcu_cmsis_dw_rq2(acc2, rq);
+}
+
 #if defined(MCU_CMSIS_DW_ASM)
 /* The k_p taps along one cached line of a block of four pixels, any filter width, stride 1 or 2
    (pstep 2 or 4 words), undilated: a loop of one weight load and four cached words per tap, the
@@ -774,17 +782,33 @@ static inline int32_t mcu_cmsis_dw_pair_tap(const int32_t *x, int32_t pos, int32
 }
 
 /** One pixel whose window starts at cached position `pos`, every channel of the group (x0..x2:
-    the filter lines' cached lines; out: the pixel's first channel): the pixels past the blocks. */
-__attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0, const int32_t *x1,
-                                                               const int32_t *x2, const int32_t *w, int32_t pos,
-                                                               int8_t *out)
+    the filter lines' cached lines; out: the pixel's first channel): the pixels past the blocks.
+    RELU (compile time): mcu_cmsis_dw_rq2_mode. */
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_single_mode(const int32_t *x0, const int32_t *x1,
+                                                                                const int32_t *x2, const int32_t *w,
+                                                                                int32_t pos, int8_t *out,
+                                                                                const int RELU)
 {
     for (int32_t k = 0; k < 4; k++, w += MCU_CMSIS_DW_PAIR_WORDS) {
         int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, pos, w[1], w[4], w[0]);
         a = mcu_cmsis_dw_pair_tap(x1 + k, pos, w[2], w[5], a);
         a = mcu_cmsis_dw_pair_tap(x2 + k, pos, w[3], w[6], a);
-        out[k] = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, w + 7));
+        out[k] = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2_mode(a, w + 7, RELU));
     }
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0, const int32_t *x1,
+                                                               const int32_t *x2, const int32_t *w, int32_t pos,
+                                                               int8_t *out)
+{
+    mcu_cmsis_dw_pair_single_mode(x0, x1, x2, w, pos, out, 0);
+}
+
+__attribute__((noinline)) static void mcu_cmsis_dw_pair_single_relu(const int32_t *x0, const int32_t *x1,
+                                                                    const int32_t *x2, const int32_t *w, int32_t pos,
+                                                                    int8_t *out)
+{
+    mcu_cmsis_dw_pair_single_mode(x0, x1, x2, w, pos, out, 1);
 }
 
 #if defined(MCU_CMSIS_DW_ASM)
@@ -858,23 +882,32 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
     "asr %[" a "], %[" a "], %[p]\n\t"                                                                                \
     "ssat %[" a "], #8, %[" a "]\n\t"                                                                                 \
     "strb %[" a "], [%[out], #" #C "]\n\t"
-/* channel C, its pixels stored in the order A..D, out moved by MOVE (add or sub) the step between */
-#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW, A, B, D, E, MOVE)                                                   \
+/* the same without the negative accumulators' rounding correction (the ADD of a's sign), for layers
+   whose output offset is at or below the clamp's minimum (ReLU-like: mcu_cmsis_rq3_relu), one cycle
+   an output less */
+#define MCU_CMSIS_DW_PAIR_RQ_RELU(a, C)                                                                              \
+    "smmlar %[" a "], %[" a "], %[u], %[v]\n\t"                                                                       \
+    "asr %[" a "], %[" a "], %[p]\n\t"                                                                                \
+    "ssat %[" a "], #8, %[" a "]\n\t"                                                                                 \
+    "strb %[" a "], [%[out], #" #C "]\n\t"
+/* channel C, its pixels stored in the order A..D, out moved by MOVE (add or sub) the step between,
+   requantized by RQ */
+#define MCU_CMSIS_DW_PAIR_CHANNEL(C, FIRST, ROW, RQ, A, B, D, E, MOVE)                                               \
     "ldr %[a0], [%[w], #40*" #C "]\n\t" FIRST(C) ROW(C, 1) ROW(C, 2)                                                  \
     "ldr %[u], [%[w], #40*" #C "+28]\n\t"                                                                             \
     "ldr %[v], [%[w], #40*" #C "+32]\n\t"                                                                             \
     "ldr %[p], [%[w], #40*" #C "+36]\n\t"                                                                             \
-    "ldr %[q], [%[w], #4*" MCU_CMSIS_DW_STR(MCU_CMSIS_DW_PAIR_STEP) "]\n\t" MCU_CMSIS_DW_PAIR_RQ(A, C) MOVE            \
-        MCU_CMSIS_DW_PAIR_RQ(B, C) MOVE MCU_CMSIS_DW_PAIR_RQ(D, C) MOVE MCU_CMSIS_DW_PAIR_RQ(E, C)
+    "ldr %[q], [%[w], #4*" MCU_CMSIS_DW_STR(MCU_CMSIS_DW_PAIR_STEP) "]\n\t" RQ(A, C) MOVE RQ(B, C) MOVE RQ(D, C) MOVE \
+        RQ(E, C)
 #define MCU_CMSIS_DW_PAIR_FWD "add %[out], %[out], %[q]\n\t"
 #define MCU_CMSIS_DW_PAIR_BACK "sub %[out], %[out], %[q]\n\t"
 /* NEXT: the bytes of four pixels' pairs */
-#define MCU_CMSIS_DW_PAIR_BLOCKS(FIRST, ROW, NEXT)                                                                   \
+#define MCU_CMSIS_DW_PAIR_BLOCKS(FIRST, ROW, RQ, NEXT)                                                               \
     __asm__ volatile(                                                                                                 \
-        "1:\n\t" MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)             \
-            MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)                 \
-                MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)              \
-                    MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)         \
+        "1:\n\t" MCU_CMSIS_DW_PAIR_CHANNEL(0, FIRST, ROW, RQ, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)         \
+            MCU_CMSIS_DW_PAIR_CHANNEL(1, FIRST, ROW, RQ, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)             \
+                MCU_CMSIS_DW_PAIR_CHANNEL(2, FIRST, ROW, RQ, "a0", "a1", "a2", "a3", MCU_CMSIS_DW_PAIR_FWD)          \
+                    MCU_CMSIS_DW_PAIR_CHANNEL(3, FIRST, ROW, RQ, "a3", "a2", "a1", "a0", MCU_CMSIS_DW_PAIR_BACK)     \
         "ldr %[r], [%[w], #4*" MCU_CMSIS_DW_STR(MCU_CMSIS_DW_PAIR_END) "]\n\t"                                        \
         "add %[out], %[out], %[q], lsl #2\n\t"                                                                        \
         "add %[x0], %[x0], #" #NEXT "\n\t"                                                                             \
@@ -889,25 +922,31 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pair_single(const int32_t *x0
 
 /** n (at least one) blocks of four pixels, stride S (compile time; stride 1: at an even position):
     x0..x2, the filter lines' cached lines at the first block's first pair; every channel of the
-    group (out: its first pixel's first channel). */
+    group (out: its first pixel's first channel). RELU (compile time): without the rounding
+    correction of negative accumulators (mcu_cmsis_dw_rq2_mode). */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1,
                                                                            const int32_t *x2, int32_t *w,
-                                                                           int8_t *out, int32_t n, const int S)
+                                                                           int8_t *out, int32_t n, const int S,
+                                                                           const int RELU)
 {
     int32_t a0, a1, a2, a3, u, v, p, q, r;
     w[MCU_CMSIS_DW_PAIR_END] = (int32_t)(intptr_t)(out + 4 * n * w[MCU_CMSIS_DW_PAIR_STEP]); /* 32-bit pointers */
-    if (S == 1) {
-        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1, 32);
+    if (S == 1 && RELU) {
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1, MCU_CMSIS_DW_PAIR_RQ_RELU, 32);
+    } else if (S == 1) {
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST1, MCU_CMSIS_DW_PAIR_ROW1, MCU_CMSIS_DW_PAIR_RQ, 32);
+    } else if (RELU) {
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2, MCU_CMSIS_DW_PAIR_RQ_RELU, 64);
     } else {
-        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2, 64);
+        MCU_CMSIS_DW_PAIR_BLOCKS(MCU_CMSIS_DW_PAIR_FIRST2, MCU_CMSIS_DW_PAIR_ROW2, MCU_CMSIS_DW_PAIR_RQ, 64);
     }
 }
 #else
 /** n (at least one) blocks of four pixels, stride S (compile time; stride 1: at an even position):
     x0..x2, the filter lines' cached lines at the first block's first pair; every channel of the
-    group (out: its first pixel's first channel). */
+    group (out: its first pixel's first channel). RELU (compile time): mcu_cmsis_dw_rq2_mode. */
 static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1, const int32_t *x2, int32_t *w,
-                                            int8_t *out, int32_t n, const int S)
+                                            int8_t *out, int32_t n, const int S, const int RELU)
 {
     const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP];
     for (; n > 0; n--) {
@@ -918,7 +957,7 @@ static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1
                 int32_t a = mcu_cmsis_dw_pair_tap(x0 + k, S * i, wk[1], wk[4], wk[0]);
                 a = mcu_cmsis_dw_pair_tap(x1 + k, S * i, wk[2], wk[5], a);
                 a = mcu_cmsis_dw_pair_tap(x2 + k, S * i, wk[3], wk[6], a);
-                *o = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2(a, wk + 7));
+                *o = (int8_t)mcu_ssat8(mcu_cmsis_dw_rq2_mode(a, wk + 7, RELU));
             }
         }
         out += 4 * step;
@@ -931,23 +970,28 @@ static inline void mcu_cmsis_dw_pair_blocks(const int32_t *x0, const int32_t *x1
 
 /** The pixels of an output line, stride S (compile time): blocks of four, then the last two or
     three in a block overlapping the one before where it starts at a position the block takes
-    (stride 1: even), else one by one. */
+    (stride 1: even), else one by one. RELU (compile time): mcu_cmsis_dw_rq2_mode. */
 __attribute__((always_inline)) static inline void mcu_cmsis_dw_pair_line_mode(const int32_t *x0, const int32_t *x1,
                                                                               const int32_t *x2, int32_t *w,
                                                                               int8_t *out, int32_t out_pos,
-                                                                              const int S)
+                                                                              const int S, const int RELU)
 {
     const int32_t step = w[MCU_CMSIS_DW_PAIR_STEP], fours = out_pos / 4, last = out_pos - 4, op = 4 * fours;
     const int overlap = out_pos - op >= 2 && last >= 0 && (S == 2 || last % 2 == 0);
     for (int32_t from = 0, n = fours; n > 0; n = overlap && from != last, from = last) {
         /* the blocks of four, then the overlapping one: one copy of the assembly */
-        mcu_cmsis_dw_pair_blocks(x0 + 2 * S * from, x1 + 2 * S * from, x2 + 2 * S * from, w, out + from * step, n, S);
+        mcu_cmsis_dw_pair_blocks(x0 + 2 * S * from, x1 + 2 * S * from, x2 + 2 * S * from, w, out + from * step, n, S,
+                                 RELU);
     }
     if (overlap) {
         return;
     }
     for (int32_t o = op; o < out_pos; o++) {
-        mcu_cmsis_dw_pair_single(x0, x1, x2, w, S * o, out + o * step);
+        if (RELU) {
+            mcu_cmsis_dw_pair_single_relu(x0, x1, x2, w, S * o, out + o * step);
+        } else {
+            mcu_cmsis_dw_pair_single(x0, x1, x2, w, S * o, out + o * step);
+        }
     }
 }
 
@@ -958,7 +1002,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pairs_group_mode(
                                                                                 const int8_t *input, int8_t *output,
                                                                                 const mcu_cmsis_dw_cache *c,
                                                                                 int32_t *w, int32_t c0, int32_t zp2,
-                                                                                const int S)
+                                                                                const int S, const int RELU)
 {
     const int32_t slots = c->slots, dil = v->dil_l, stride = v->stride_l, words = c->words, in_lines = v->in_lines;
     const int32_t out_lines = v->out_lines, out_line = v->out_line, out_pos = v->out_pos;
@@ -979,7 +1023,7 @@ __attribute__((always_inline)) static inline void mcu_cmsis_dw_pairs_group_mode(
             }
             x[kl] = line;
         }
-        mcu_cmsis_dw_pair_line_mode(x[0], x[1], x[2], w, out, out_pos, S);
+        mcu_cmsis_dw_pair_line_mode(x[0], x[1], x[2], w, out, out_pos, S, RELU);
         s0 += stride;
         while (s0 >= slots) {
             s0 -= slots;
@@ -1114,9 +1158,9 @@ __attribute__((noinline)) static int32_t *mcu_cmsis_dw_s1_line(const struct mcu_
     eight outputs instead of 40) but need a fourth cached line (scratch: KWS's arena is its
     depthwise layers' 8,000 B + 964 B of it) and more registers than the M4 has (eight
     accumulators, two weights, two pair words, four line pointers, w, out). */
-__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s1(const mcu_cmsis_dw_view *v, const int8_t *input,
-                                                                  int8_t *output, const mcu_cmsis_dw_cache *c,
-                                                                  int32_t *w, int32_t c0, int32_t zp2)
+__attribute__((always_inline)) static inline void mcu_cmsis_dw_pairs_group_s1_mode(
+    const mcu_cmsis_dw_view *v, const int8_t *input, int8_t *output, const mcu_cmsis_dw_cache *c, int32_t *w,
+    int32_t c0, int32_t zp2, const int RELU)
 {
     const int32_t in_lines = v->in_lines, out_lines = v->out_lines, out_line = v->out_line, out_pos = v->out_pos;
     const int32_t dil = v->dil_l, stride = v->stride_l;
@@ -1144,15 +1188,36 @@ __attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s1(const mcu_cmsi
             x1 = mcu_cmsis_dw_s1_line(&k, r + dil);
         }
         x2 = mcu_cmsis_dw_s1_line(&k, r + 2 * dil);
-        mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 1);
+        mcu_cmsis_dw_pair_line_mode(x0, x1, x2, w, out, out_pos, 1, RELU);
     }
 }
 
-__attribute__((noinline)) static void mcu_cmsis_dw_pairs_group_s2(const mcu_cmsis_dw_view *v, const int8_t *input,
-                                                                  int8_t *output, const mcu_cmsis_dw_cache *c,
-                                                                  int32_t *w, int32_t c0, int32_t zp2)
+/* The group sweeps by stride, with the rounding correction of negative accumulators and without it
+   (_relu: ReLU-like layers, mcu_cmsis_dw_rq2_mode; one cycle an output less: VWW's 48x48x8 and
+   24x24x16 / 2 layers 395,353 / 293,669 -> 376,846 / 284,478 est. M4 cycles, KWS's 25x5x64 206,035 ->
+   198,129 each; a build carries only the variant its layers take, mcu_cmsis_dw_pairs_built). */
+#define MCU_CMSIS_DW_PAIRS_GROUP_INSTANCE(name, S, RELU)                                                             \
+    __attribute__((noinline)) static void name(const mcu_cmsis_dw_view *v, const int8_t *input, int8_t *output,     \
+                                               const mcu_cmsis_dw_cache *c, int32_t *w, int32_t c0, int32_t zp2)      \
+    {                                                                                                                 \
+        if (S == 1) {                                                                                                 \
+            mcu_cmsis_dw_pairs_group_s1_mode(v, input, output, c, w, c0, zp2, RELU);                                  \
+        } else {                                                                                                      \
+            mcu_cmsis_dw_pairs_group_mode(v, input, output, c, w, c0, zp2, 2, RELU);                                  \
+        }                                                                                                             \
+    }
+MCU_CMSIS_DW_PAIRS_GROUP_INSTANCE(mcu_cmsis_dw_pairs_group_s1, 1, 0)
+MCU_CMSIS_DW_PAIRS_GROUP_INSTANCE(mcu_cmsis_dw_pairs_group_s2, 2, 0)
+MCU_CMSIS_DW_PAIRS_GROUP_INSTANCE(mcu_cmsis_dw_pairs_group_s1_relu, 1, 1)
+MCU_CMSIS_DW_PAIRS_GROUP_INSTANCE(mcu_cmsis_dw_pairs_group_s2_relu, 2, 1)
+
+/** Whether the pair layout's routines the layer takes are in the build (mcu_cmsis_paths.h): those
+    without the rounding correction of negative accumulators for a ReLU-like layer (output offset
+    at or below the clamp's minimum, PAIR_RELU; else the ones with it, PAIR_SIGNED, exact too), the
+    others for any other layer (PAIR_SIGNED). */
+static inline int mcu_cmsis_dw_pairs_built(const mcu_cmsis_dw_conv_params *p)
 {
-    mcu_cmsis_dw_pairs_group_mode(v, input, output, c, w, c0, zp2, 2);
+    return (p->output_offset <= p->act_min && MCU_PATH_PAIR_RELU) || MCU_PATH_PAIR_SIGNED;
 }
 
 /** Every group of a layer the pair layout takes (mcu_cmsis_dwconv_dsp): full groups in it, a
@@ -1175,12 +1240,22 @@ __attribute__((noinline)) static void mcu_cmsis_dw_dsp_pairs(const mcu_cmsis_dw_
     }
     int32_t c0 = 0;
     w[MCU_CMSIS_DW_PAIR_STEP] = v->out_step;
+    const int s1 = MCU_PATH_DW_PAIRS_S1 && (!MCU_PATH_DW_PAIRS_S2 || v->stride_p == 1); /* mcu_cmsis_paths.h */
+    const int relu = p->output_offset <= p->act_min && MCU_PATH_PAIR_RELU; /* mcu_cmsis_dw_pairs_built */
     for (; c0 + 4 <= out_c; c0 += 4) {
         mcu_cmsis_dw_pair_weights(p, weights, folded_bias, rq, c0, w);
-        if (MCU_PATH_DW_PAIRS_S1 && (!MCU_PATH_DW_PAIRS_S2 || v->stride_p == 1)) { /* mcu_cmsis_paths.h */
-            mcu_cmsis_dw_pairs_group_s1(v, input, output, &c, w, c0, zp2);
-        } else {
-            mcu_cmsis_dw_pairs_group_s2(v, input, output, &c, w, c0, zp2);
+        if (relu) { /* direct calls, each routine only where the build carries it */
+            if (s1) {
+                mcu_cmsis_dw_pairs_group_s1_relu(v, input, output, &c, w, c0, zp2);
+            } else {
+                mcu_cmsis_dw_pairs_group_s2_relu(v, input, output, &c, w, c0, zp2);
+            }
+        } else if (MCU_PATH_PAIR_SIGNED) {
+            if (s1) {
+                mcu_cmsis_dw_pairs_group_s1(v, input, output, &c, w, c0, zp2);
+            } else {
+                mcu_cmsis_dw_pairs_group_s2(v, input, output, &c, w, c0, zp2);
+            }
         }
     }
     if (c0 < out_c) {
@@ -1287,7 +1362,7 @@ static inline void mcu_cmsis_dwconv_dsp(const mcu_cmsis_dw_conv_params *p, const
     mcu_cmsis_dw_view_of(p, &v);
     const int k3 = v.k_l == 3 && v.k_p == 3 && v.dil_p == 1;
     if (k3 && fast && ((MCU_PATH_DW_PAIRS_S1 && v.stride_p == 1) || (MCU_PATH_DW_PAIRS_S2 && v.stride_p == 2)) &&
-        p->depth_multiplier == 1 && v.out_pos >= 4) {
+        p->depth_multiplier == 1 && v.out_pos >= 4 && mcu_cmsis_dw_pairs_built(p)) {
         mcu_cmsis_dw_cache c = mcu_cmsis_dw_cache_at(&v, scratch);
         if (mcu_cmsis_dw_pairs_fit(&v, &c, p->in_c)) {
             mcu_cmsis_dw_dsp_pairs(p, &v, input, weights, folded_bias, rq, scratch, output); /* the pair layout */

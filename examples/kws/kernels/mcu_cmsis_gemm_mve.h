@@ -108,8 +108,9 @@ static inline int32_t mcu_cmsis_mve_pair_stride(int32_t k)
 }
 
 /** bias[0..3] + sum_{i<k} x[i] * w_j[i] for the rows j = 0..3 (k >= 1) of the two weight pairs at w
-    and w + stride, as one vector; offset (a compile-time constant): the offset pair layout, 128
-    subtracted from each pair's first row (VSUB, here and in the kernels below). */
+    and w + stride, as one vector; offset (a compile-time constant): the offset pair layout, each
+    pair's first row's sign bit added back to its second row (VSHR, VADD: pair_rows stores b - 1
+    where a < 0; here and in the kernels below). */
 static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const int8_t *x, const int8_t *w,
                                                                           int32_t k, const int32_t *bias,
                                                                           const int offset)
@@ -121,7 +122,7 @@ static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const 
        VMLADAVA (the last iteration's early load reads the second pair, inside the weights) */
     __asm__ volatile("vld20.8 {q1, q2}, [%[w0]]\n\t"
                      "vld21.8 {q1, q2}, [%[w0]]!\n\t"
-                     ".if %c[off]\n\tvsub.i8 q1, q1, %[o]\n\t.endif\n\t"
+                     ".if %c[off]\n\tvshr.u8 q5, q1, #7\n\tvadd.i8 q2, q2, q5\n\t.endif\n\t"
                      "dlstp.8 lr, %[k]\n"
                      "1:\n\t"
                      "vldrb.8 q0, [%[x]], #16\n\t"
@@ -129,17 +130,17 @@ static inline __attribute__((always_inline)) int32x4_t mcu_cmsis_mve_dot4(const 
                      "vmladava.s8 %[a0], q0, q1\n\t"
                      "vld21.8 {q3, q4}, [%[w1]]!\n\t"
                      "vmladava.s8 %[a1], q0, q2\n\t"
-                     ".if %c[off]\n\tvsub.i8 q3, q3, %[o]\n\t.endif\n\t"
+                     ".if %c[off]\n\tvshr.u8 q5, q3, #7\n\tvadd.i8 q4, q4, q5\n\t.endif\n\t"
                      "vld20.8 {q1, q2}, [%[w0]]\n\t"
                      "vmladava.s8 %[a2], q0, q3\n\t"
                      "vld21.8 {q1, q2}, [%[w0]]!\n\t"
                      "vmladava.s8 %[a3], q0, q4\n\t"
-                     ".if %c[off]\n\tvsub.i8 q1, q1, %[o]\n\t.endif\n\t"
+                     ".if %c[off]\n\tvshr.u8 q5, q1, #7\n\tvadd.i8 q2, q2, q5\n\t.endif\n\t"
                      "letp lr, 1b\n"
                      : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w0] "+r"(w),
                        [w1] "+r"(w1)
-                     : [k] "r"(k), [o] "r"(128), [off] "i"(offset)
-                     : "q0", "q1", "q2", "q3", "q4", "lr", "memory");
+                     : [k] "r"(k), [off] "i"(offset)
+                     : "q0", "q1", "q2", "q3", "q4", "q5", "lr", "memory");
     __asm__("vmov %q[v][2], %q[v][0], %[a0], %[a2]\n\t"
             "vmov %q[v][3], %q[v][1], %[a1], %[a3]"
             : [v] "=&w"(v)
@@ -158,11 +159,10 @@ static inline __attribute__((always_inline)) int32_t mcu_cmsis_mve_dot1(const in
                          "vldrb.8 q0, [%[x]], #16\n\t"
                          "vld20.8 {q1, q2}, [%[w]]\n\t"
                          "vld21.8 {q1, q2}, [%[w]]!\n\t"
-                         ".if %c[off]\n\tvsub.i8 q1, q1, %[o]\n\t.endif\n\t"
                          "vmladava.s8 %[a], q0, q1\n\t"
                          "letp lr, 1b\n"
                          : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
-                         : [k] "r"(k), [o] "r"(128), [off] "i"(offset)
+                         : [k] "r"(k)
                          : "q0", "q1", "q2", "lr", "memory");
     } else {
         __asm__ volatile("dlstp.8 lr, %[k]\n"
@@ -170,10 +170,11 @@ static inline __attribute__((always_inline)) int32_t mcu_cmsis_mve_dot1(const in
                          "vldrb.8 q0, [%[x]], #16\n\t"
                          "vld20.8 {q1, q2}, [%[w]]\n\t"
                          "vld21.8 {q1, q2}, [%[w]]!\n\t"
+                         ".if %c[off]\n\tvshr.u8 q1, q1, #7\n\tvadd.i8 q2, q2, q1\n\t.endif\n\t"
                          "vmladava.s8 %[a], q0, q2\n\t"
                          "letp lr, 1b\n"
                          : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w)
-                         : [k] "r"(k)
+                         : [k] "r"(k), [off] "i"(offset)
                          : "q0", "q1", "q2", "lr", "memory");
     }
     return a;

@@ -11,7 +11,7 @@
  * SMLAD (two rows x three columns). One step of two values: four loads back to back (the Cortex-M4
  * pipelines them: 5 cycles), two SXTB16, six SMLAD: 13 cycles for 12 multiply-accumulates; eight
  * steps per loop iteration, the pointers advanced by the last loads' writeback. The offset layout
- * (below) takes one UXTB16 instead of the two SXTB16; the wide layout (the convolutions with small
+ * (below) takes one SXTB16 instead of two; the wide layout (the convolutions with small
  * K, mcu_kernels_cmsis_nn.h) none: five loads back to back (6 cycles) and six SMLAD, 12 cycles.
  *
  * The loop is inline assembly (mcu_pair_dot3): the six accumulators, the three column words, the
@@ -165,7 +165,7 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
    of N steps can advance them by pre-indexed writeback, no separate adds): the weight word at byte
    4S + 4 of wp, the three column words at byte 12S + 4 of cp. WB is "!" on the last step of a run.
    The plain layout splits the weight word into both rows' pairs (w: row a, b: row b); the offset
-   layout takes its UXTB16 (b: row a plus 128, into a0..a2) and the raw word (w, into b0..b2). */
+   layout takes its SXTB16 (b: row a, into a0..a2) and the raw word (w, into b0..b2). */
 #define MCU_PAIR_LOADS_(S, WWB, CWB)                                                                               \
     "ldr %[w], [%[wp], #(4 * " #S " + 4)]" WWB "\n\t"                                                             \
     "ldr %[c0], [%[cp], #(12 * " #S " + 4)]\n\t"                                                                  \
@@ -188,7 +188,7 @@ static inline void mcu_pair_column_dense(const int8_t *x, int32_t n, int32_t *co
     "smlad %[b1], %[c1], %[w], %[b1]\n\t"                                                                         \
     "smlad %[a2], %[c2], %[b], %[a2]\n\t"                                                                         \
     "smlad %[b2], %[c2], %[w], %[b2]\n\t"
-#define MCU_PAIR_OSTEP_(S, WWB, CWB) MCU_PAIR_LOADS_(S, WWB, CWB) "uxtb16 %[b], %[w]\n\t" MCU_PAIR_OMACS
+#define MCU_PAIR_OSTEP_(S, WWB, CWB) MCU_PAIR_LOADS_(S, WWB, CWB) "sxtb16 %[b], %[w]\n\t" MCU_PAIR_OMACS
 
 /* The K loop of one step kind (STEP_ is MCU_PAIR_STEP_ or MCU_PAIR_OSTEP_): two and four step
    runs for steps % 8, then eight steps per iteration. The loop's end is read from memory into the
@@ -255,10 +255,10 @@ __attribute__((noinline, weak)) void mcu_pair_wide_dot3(const int8_t *wp, const 
 /** acc[0..2] (row a, columns 0..2) and acc[3..5] (row b) += the column block (steps of two
     values, an even count) times the pair's weights at wp (the C paths' product: one copy, not
     inlined into each of them; the fast form's pairs take the assembly routines below). sums: NULL for the plain and wide pair
-    layouts (wide: 1 for the wide one, mcu_pair_wide_dot3); for the offset layout 128 * each
-    column's sum of values. The offset layout's loop keeps row a plus 128 (UXTB16, started at
-    acc - 128 * sum x) in a0..a2 and the raw words' products (the same plus 256 * row b's sums) in
-    b0..b2, then splits them. */
+    layouts (wide: 1 for the wide one, mcu_pair_wide_dot3); non-NULL for the offset layout (its
+    values unused: that layout once stored row a plus 128, which each column's sum undid). The
+    offset layout's loop keeps row a (SXTB16) in a0..a2 and the raw words' products (the same plus
+    256 * row b's sums, mcu_kernels_cmsis_nn.h) in b0..b2, then splits them. */
 __attribute__((noinline, weak)) void mcu_pair_dot3(const int8_t *wp, const int32_t *cp, int32_t steps, int32_t *acc,
                                                    const int32_t *sums, const int wide)
 {
@@ -268,13 +268,12 @@ __attribute__((noinline, weak)) void mcu_pair_dot3(const int8_t *wp, const int32
     }
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], b0 = acc[3], b1 = acc[4], b2 = acc[5];
     if (sums != NULL) {
-        a0 -= sums[0], a1 -= sums[1], a2 -= sums[2];
         b0 = a0, b1 = a1, b2 = a2;
     }
 #if !MCU_PAIR_ASM
     for (int32_t s = 0; s < steps; s++, wp += 4, cp += 3) {
         const int32_t word = mcu_read_s8x4(wp);
-        const int32_t wa = sums != NULL ? mcu_uxtb16(word) : mcu_sxtb16(word);
+        const int32_t wa = mcu_sxtb16(word);
         const int32_t wb = sums != NULL ? word : mcu_sxtb16_ror8(word);
         a0 = mcu_smlad(cp[0], wa, a0);
         b0 = mcu_smlad(cp[0], wb, b0);
@@ -384,7 +383,8 @@ struct mcu_pair_job {
     int32_t e;             /* 44: the entry step's index in the loop body, (8 - steps % 8) % 8 (the offset
                               layout's (32 - steps % 32) % 32; the wide layout's straight steps:
                               MCU_PAIR_WIDE_STEPS - steps) */
-    int32_t sums[3];       /* 48, 52, 56: the offset layout's 128 * each column's sum of values */
+    int32_t sums[3];       /* 48, 52, 56: unused (the offset layout's column sums, before it stored
+                              row a as it is) */
     int32_t rows;          /* 60: 0 (the 3x3 three-channel windows' runs, which set it, now take
                               mcu_conv3_rows_asm, mcu_cmsis_conv3_dsp.h) */
     /* the wide layout's run of dense blocks (mcu_pair_rows3_asm_wide; the 1x1 kernel's consecutive
@@ -418,11 +418,11 @@ struct mcu_pair_job {
     "smlad r6, r11, r9, r6\n\t"                                                                                   \
     "smlad r4, r12, r8, r4\n\t"                                                                                   \
     "smlad r7, r12, r9, r7\n\t"
-/* offset layout: 11 instructions (44 bytes) per step; row a plus 128 into r2-r4, the raw word's
-   products into r5-r7 */
+/* offset layout: 11 instructions (44 bytes) per step; row a into r2-r4, the raw word's products
+   into r5-r7 */
 #define MCU_PAIR_AOSTEP_(S, WB)                                                                                    \
     MCU_PAIR_ALOADS_(S, WB)                                                                                        \
-    "uxtb16 r9, r8\n\t"                                                                                           \
+    "sxtb16 r9, r8\n\t"                                                                                           \
     "smlad r2, r10, r9, r2\n\t"                                                                                   \
     "smlad r5, r10, r8, r5\n\t"                                                                                   \
     "smlad r3, r11, r9, r3\n\t"                                                                                   \
@@ -603,13 +603,10 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm(struct mcu_pair_j
     "add r8, r12, r3, lsl #1\n\t"                                                                                 \
     "str r8, [r0, #64]\n\t"
 /* The offset layout's widening of one pixel's word X (mcu_pair_put4: words (x0, x1) at byte LO of
-   r4, (x2, x3) at LO + 12, WB "!" on the group's last store) and its sum into S (r1: 0x00010001);
-   r11, lr scratch. */
-#define MCU_PAIR_AOPUT4_(X, S, LO, WB)                                                                             \
+   r4, (x2, x3) at LO + 12, WB "!" on the group's last store); r11, lr scratch. */
+#define MCU_PAIR_AOPUT4_(X, LO, WB)                                                                                \
     "sxtb16 r11, " X "\n\t"                                                                                        \
     "sxtb16 " X ", " X ", ror #8\n\t"                                                                               \
-    "smlad " S ", r11, r1, " S "\n\t"                                                                              \
-    "smlad " S ", " X ", r1, " S "\n\t"                                                                             \
     "pkhtb lr, " X ", r11, asr #16\n\t"                                                                            \
     "pkhbt r11, r11, " X ", lsl #16\n\t"                                                                           \
     "str r11, [r4, #" #LO "]\n\t"                                                                                  \
@@ -703,69 +700,132 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_wide(struct mcu_p
 }
 #endif
 
-/* The offset layout: row a's accumulators start at bias - 128 * sum x (mcu_pair_dot3), row b's at
-   the same plus 256 * bias_b, so raw - row a is 256 * row b's accumulator, exactly
-   (|bias_b + sum x * b| < 2^23: common.pair_layout's proof), requantized from it (MCU_PAIR_AREQ8). With job->x it runs job->blocks blocks as the wide
-   layout's routine does, widening each block's three pixels and summing them itself. */
+/* The offset layout: row a's accumulators start at bias_a, row b's at bias_a + 256 * bias_b, so raw
+   - row a is 256 * row b's accumulator, exactly (|bias_b + sum x * b| < 2^23: common.pair_layout's
+   proof), requantized from it (MCU_PAIR_AREQ8). With job->x it runs job->blocks blocks as the wide
+   layout's routine does, widening each block's three pixels itself. Row a stored as it is (not plus
+   128, undone by 128 times each column's sum: mcu_kernels_cmsis_nn.h), a pair's start loads no
+   column sums and the widening sums nothing: est. M4 cycles per pair 76 -> 72, per block of K
+   values 1.5 K fewer (VWW #10: 736,510 -> 725,153). */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job);
 /** mcu_pair_rows3_asm_offset without the rounding correction of negative accumulators (mcu_pair_relu's
     layers; kernel path PAIR_RELU, the other PAIR_SIGNED). */
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset_relu(struct mcu_pair_job *job);
 #if defined(MCU_PAIR_CONV_DEFS) /* as mcu_pair_rows3_asm_wide: only convolutions take the offset layout */
+/* The offset routine's frame: [sp] the job, [sp, #4] out, [sp, #8] rq, [sp, #12] bias, the pair
+   loop's three running pointers (copied from the job at the start, reset from rq0 and bias0 between
+   blocks; the job's own are left as they were). After the K loop r0 is not the job, but sp is free,
+   so the tail's loads of the job, out, rq and the row a records run back to back (one cycle each
+   after the first) where loads of the job's fields had to wait for the job; est. M4 cycles per
+   pair: 80 -> 76 (VWW #10). */
+#define MCU_PAIR_OPROLOGUE                                                                                         \
+    "push {r4-r11, lr}\n\t"                                                                                       \
+    "ldr r2, [r0, #8]\n\t"                                                                                        \
+    "ldr r3, [r0, #12]\n\t"                                                                                       \
+    "ldr r4, [r0, #20]\n\t"                                                                                       \
+    "push {r0, r2, r3, r4}\n\t"                                                                                   \
+    "adr.w r9, 4f\n\t"                                                                                            \
+    "ldr r8, [r0, #44]\n\t"                                                                                       \
+    "mov r10, #44\n\t"                                                                                            \
+    "mla r9, r8, r10, r9\n\t"                                                                                     \
+    "orr r9, r9, #1\n\t"                                                                                          \
+    "str r9, [r0, #40]\n\t"                                                                                       \
+    "ldr r1, [r0, #16]\n"
+#define MCU_PAIR_ORETURN                                                                                           \
+    "add sp, #16\n\t"                                                                                            \
+    "pop {r4-r11, pc}\n\t"
+/* after a pair's K steps: r0 the job again, r12 out, lr the records (row a's loaded, lr past the
+   pair's), row b's 256 * acc into r5-r7, the six requantized and stored, the frame's out and rq
+   advanced; the flags eq after the last pair, r12 the next out (MCU_PAIR_APAIRS_TAIL_'s) */
+#define MCU_PAIR_OPAIRS_TAIL_(REQ, REQB)                                                                           \
+    "ldr r0, [sp]\n\t"                                                                                            \
+    "ldr lr, [sp, #8]\n\t"                                                                                        \
+    "ldr r12, [sp, #4]\n\t"                                                                                       \
+    "ldr r10, [lr, #8]\n\t"                                                                                       \
+    "ldr r9, [lr, #4]\n\t"                                                                                        \
+    "ldr r8, [lr], #24\n\t"                                                                                       \
+    "sub r5, r5, r2\n\t"                                                                                          \
+    "sub r6, r6, r3\n\t"                                                                                          \
+    "sub r7, r7, r4\n\t"                                                                                          \
+    REQ("r2") REQ("r3") REQ("r4")                                                                                 \
+    "ldr r10, [lr, #-4]\n\t"                                                                                      \
+    "ldr r9, [lr, #-8]\n\t"                                                                                       \
+    "ldr r8, [lr, #-12]\n\t"                                                                                      \
+    REQB("r5") REQB("r6") REQB("r7")                                                                              \
+    "ldr r8, [r0, #4]\n\t" /* d1 */                                                                              \
+    "ldr r9, [r0, #0]\n\t" /* d2 */                                                                              \
+    "ldr r10, [r0, #32]\n\t" /* skip */                                                                          \
+    "ldr r11, [r0, #36]\n\t" /* rq_end */                                                                        \
+    "add r8, r12, r8\n\t"                                                                                        \
+    "add r9, r12, r9\n\t"                                                                                        \
+    "strb r5, [r12, #1]\n\t"                                                                                     \
+    "strb r2, [r12], #2\n\t"                                                                                     \
+    "strb r6, [r8, #1]\n\t"                                                                                      \
+    "strb r3, [r8]\n\t"                                                                                          \
+    "strb r7, [r9, #1]\n\t"                                                                                      \
+    "strb r4, [r9]\n\t"                                                                                          \
+    "str r12, [sp, #4]\n\t"                                                                                      \
+    "str lr, [sp, #8]\n\t" MCU_PAIR_ANEXT
+/* MCU_PAIR_ABLOCKS_END / _NEXT with the frame's out, rq and bias */
+#define MCU_PAIR_OBLOCKS_END                                                                                       \
+    "ldr r8, [r0, #76]\n\t"                                                                                       \
+    "subs r8, r8, #1\n\t"                                                                                         \
+    "bgt 8f\n\t" MCU_PAIR_ORETURN
+#define MCU_PAIR_OBLOCKS_NEXT                                                                                      \
+    "8:\n\t"                                                                                                      \
+    "str r8, [r0, #76]\n\t"                                                                                       \
+    "ldr r9, [r0, #0]\n\t"                                                                                        \
+    "ldr r10, [r0, #80]\n\t"                                                                                      \
+    "ldr r11, [r0, #88]\n\t"                                                                                      \
+    "ldr r1, [r0, #84]\n\t"                                                                                       \
+    "add r12, r12, r9\n\t"                                                                                        \
+    "str r12, [sp, #4]\n\t"                                                                                       \
+    "str r10, [sp, #8]\n\t"                                                                                       \
+    "str r11, [sp, #12]\n\t"                                                                                      \
+    "ldr r2, [r0, #64]\n\t"                                                                                       \
+    "5:\n\t"                                                                                                      \
+    "ldr r3, [r0, #68]\n\t"                                                                                       \
+    "ldr r4, [r0, #72]\n\t"                                                                                       \
+    "add r12, r2, r3\n\t"                                                                                         \
+    "add r8, r12, r3, lsl #1\n\t"                                                                                 \
+    "str r8, [r0, #64]\n\t"
 /* the offset routine, its requantization REQ (row a), REQB (row b) */
 #define MCU_PAIR_OFFSET_ROUTINE(REQ, REQB)                                                                         \
-    MCU_PAIR_APROLOGUE(44)                                                                                         \
+    MCU_PAIR_OPROLOGUE                                                                                             \
     MCU_PAIR_ABLOCKS_ENTRY                                                                                         \
     "b 1f\n\t"                                                                                                     \
     MCU_PAIR_AKLOOP32(MCU_PAIR_AOSTEP_)                                                                            \
-    "ldr r0, [sp]\n\t"                                                                                             \
-    "sub r5, r5, r2\n\t"                                                                                           \
-    "sub r6, r6, r3\n\t"                                                                                           \
-    "sub r7, r7, r4\n\t"                                                                                           \
-    MCU_PAIR_APAIRS_TAIL_(REQ, REQB)                                                                               \
+    MCU_PAIR_OPAIRS_TAIL_(REQ, REQB)                                                                               \
     "beq 7f\n\t" /* else the next pair falls through: no taken branch */                                           \
-    "1:\n\t" /* a pair (r0: the job; its loads back to back) */                                                    \
-    "ldr r8, [r0, #20]\n\t"                                                                                        \
+    "1:\n\t" /* a pair (r0: the job; its loads back to back, the biases' two LDRs among them: an LDRD              \
+                costs 3 cycles, never pipelined) */                                                                \
+    "ldr r8, [sp, #12]\n\t"                                                                                        \
     "ldr lr, [r0, #24]\n\t"                                                                                        \
-    "ldr r9, [r0, #48]\n\t"                                                                                        \
-    "ldr r10, [r0, #52]\n\t"                                                                                       \
-    "ldr r11, [r0, #56]\n\t"                                                                                       \
+    "ldr r2, [r8], #8\n\t"                                                                                         \
     "ldr r12, [r0, #40]\n\t"                                                                                       \
-    "ldrd r2, r5, [r8], #8\n\t"                                                                                    \
-    "str r8, [r0, #20]\n\t"                                                                                        \
+    "ldr r5, [r8, #-4]\n\t"                                                                                        \
     "ldr r0, [r0, #28]\n\t"                                                                                        \
-    "sub r3, r2, r10\n\t"                                                                                          \
-    "sub r4, r2, r11\n\t"                                                                                          \
-    "sub r2, r2, r9\n\t"                                                                                           \
-    "add r6, r3, r5, lsl #8\n\t"                                                                                   \
-    "add r7, r4, r5, lsl #8\n\t"                                                                                   \
+    "str r8, [sp, #12]\n\t"                                                                                        \
+    "mov r3, r2\n\t"                                                                                               \
+    "mov r4, r2\n\t"                                                                                               \
     "add r5, r2, r5, lsl #8\n\t"                                                                                   \
+    "mov r6, r5\n\t"                                                                                               \
+    "mov r7, r5\n\t"                                                                                               \
     "bx r12\n\t"                                                                                                   \
-    "7:\n\t" MCU_PAIR_ABLOCKS_END                                                                                  \
-    MCU_PAIR_ABLOCKS_NEXT("")                                                                                      \
+    "7:\n\t" MCU_PAIR_OBLOCKS_END                                                                                  \
+    MCU_PAIR_OBLOCKS_NEXT                                                                                          \
     /* a block's three pixels from r2 widened, a group of four values of each per pass                             \
-    (mcu_pair_put4's order), their sums (r5-r7) into job->sums as 128 * sum */                                     \
+    (mcu_pair_put4's order; r1 keeps the first pair's weights) */                                                 \
     "sub r4, r4, #4\n\t" /* the group's last store advances it by its writeback */                                 \
-    "mov r1, #0x00010001\n\t"                                                                                      \
-    "mov r5, #0\n\t"                                                                                               \
-    "mov r6, #0\n\t"                                                                                               \
-    "mov r7, #0\n\t"                                                                                               \
     "2:\n\t"                                                                                                       \
     "ldr r9, [r2, r3]\n\t"                                                                                         \
     "ldr r10, [r2, r3, lsl #1]\n\t"                                                                                \
     "ldr r8, [r2], #4\n\t"                                                                                         \
-    MCU_PAIR_AOPUT4_("r8", "r5", 4, "")                                                                            \
-    MCU_PAIR_AOPUT4_("r9", "r6", 8, "")                                                                            \
-    MCU_PAIR_AOPUT4_("r10", "r7", 12, "!")                                                                         \
+    MCU_PAIR_AOPUT4_("r8", 4, "")                                                                                  \
+    MCU_PAIR_AOPUT4_("r9", 8, "")                                                                                  \
+    MCU_PAIR_AOPUT4_("r10", 12, "!")                                                                               \
     "cmp r2, r12\n\t"                                                                                              \
     "bne 2b\n\t"                                                                                                   \
-    "lsl r5, r5, #7\n\t"                                                                                           \
-    "lsl r6, r6, #7\n\t"                                                                                           \
-    "lsl r7, r7, #7\n\t"                                                                                           \
-    "str r5, [r0, #48]\n\t"                                                                                        \
-    "str r6, [r0, #52]\n\t"                                                                                        \
-    "str r7, [r0, #56]\n\t"                                                                                        \
-    "ldr r1, [r0, #84]\n\t" /* the first pair's weights (r1 held the ones) */                                      \
     "b 1b\n\t"
 __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset(struct mcu_pair_job *job)
 {
@@ -861,15 +921,15 @@ static inline mcu_pair_routine *mcu_pair_routine_of(int32_t layout, int relu)
 }
 
 /** The job's pairs (from the starts its rq, wp and bias hold) into out0, out1, out2, the weights
-    in the pair layout `layout`; sums: with the offset layout 128 * each column's sum. */
+    in the pair layout `layout`; sums unused (mcu_pair_dot3's). */
 static inline void mcu_pair_job_run(struct mcu_pair_job *job, int32_t layout, int relu, const int32_t *sums,
                                     int8_t *out0, int8_t *out1, int8_t *out2)
 {
+    (void)sums;
     job->d2 = (int32_t)(out2 - out0);
     job->d1 = (int32_t)(out1 - out0);
     job->out = out0;
     if (layout == MCU_CMSIS_PAIR_OFFSET) { /* direct calls: cheaper than through mcu_pair_routine_of */
-        job->sums[0] = sums[0], job->sums[1] = sums[1], job->sums[2] = sums[2];
         if (relu && MCU_PATH_PAIR_RELU) { /* direct calls: no call through a pointer for the stack bound */
             mcu_pair_rows3_asm_offset_relu(job);
         } else {
@@ -1017,9 +1077,8 @@ static inline void mcu_pair_gemm_block(struct mcu_pair_gemm *g, const int32_t *s
 {
 #if MCU_PAIR_ASM
     if (g->fast) {
-        const int32_t s128[3] = {sums[0] * 128, sums[1] * 128, sums[2] * 128};
         mcu_pair_gemm_restart(g);
-        mcu_pair_job_run(&g->job, g->o.pair_offset, mcu_pair_relu(&g->o), s128, out0, out1, out2);
+        mcu_pair_job_run(&g->job, g->o.pair_offset, mcu_pair_relu(&g->o), sums, out0, out1, out2);
         return;
     }
 #endif

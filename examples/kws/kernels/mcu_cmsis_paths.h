@@ -75,7 +75,9 @@
    correction of negative accumulators, and without it for layers whose output offset is at or below
    the clamp's minimum (mcu_pair_relu: ReLU-like; one cycle an output less). A ReLU-like layer takes
    the signed routine where the build has no PAIR_RELU (exact too); a layer reaching a routine the
-   build left out stops at a trap. */
+   build left out stops at a trap. The DSP depthwise pair layout, 3x3 output maps and group sweep
+   band (mcu_cmsis_dwconv_dsp.h, mcu_cmsis_dw3x3_dsp.h) take the same two variants by the same
+   paths; without theirs the layer falls back to the general sweeps (exact, slower). */
 #ifndef MCU_PATH_PAIR_RELU
 #define MCU_PATH_PAIR_RELU MCU_PATH_DEFAULT
 #endif
@@ -86,6 +88,20 @@
    (mcu_cmsis_pair_small_dsp.h); without it the wide routine's run (slower, never wrong). */
 #ifndef MCU_PATH_PAIR_SMALL
 #define MCU_PATH_PAIR_SMALL MCU_PATH_DEFAULT
+#endif
+/* ... its routines specialised for in_c 8, 16, 24, 32 (PAIR_SMALL: the generic one, in_c 4, 12, 20, 28;
+   a build without the routine for its in_c takes the wide routine's run) */
+#ifndef MCU_PATH_PAIR_SMALL8
+#define MCU_PATH_PAIR_SMALL8 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_SMALL16
+#define MCU_PATH_PAIR_SMALL16 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_SMALL24
+#define MCU_PATH_PAIR_SMALL24 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_SMALL32
+#define MCU_PATH_PAIR_SMALL32 MCU_PATH_DEFAULT
 #endif
 #ifndef MCU_PATH_FC_ROWS
 #define MCU_PATH_FC_ROWS MCU_PATH_DEFAULT

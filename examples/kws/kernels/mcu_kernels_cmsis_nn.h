@@ -120,14 +120,16 @@ typedef struct {
  * each row (the pair padded to whole 32-byte vectors). planner/targets/cmsis_nn/common.py
  * (pair_rows) builds it, evaluating this macro.
  *
- * The offset pair layout (a convolution's pair_offset) stores row 2j's K values plus 128, as
- * uint8 (the bytes a ^ 0x80; its padding stays 0). A weight word then reads, as two int16 lanes,
- * (a[k] + 128 + 256 b[k], a[k+1] + 128 + 256 b[k+1]): one SMLAD of it with an input pair and one
- * of its UXTB16 give sum x (a + 128) + 256 sum x b and sum x (a + 128), so the DSP paths split each
- * weight word once (mcu_cmsis_pair_dsp.h); Helium subtracts 128 from row a's vectors. The planner
- * takes it where 128 * sum|b| < 2^23 for every pair, so 256 * sum x b never wraps, and (with the
- * fast requantization, whose assembly reads 256 * (bias_b + sum x b)) where each row b's
- * accumulator is in [-2^23, 2^23) or its output constant (common.offset_fits).
+ * The offset pair layout (a convolution's pair_offset) stores row 2j + 1's values less 1 where row
+ * 2j's is negative (b - [a < 0]; the planner takes it only where no such b is -128). A weight word
+ * then reads, as two int16 lanes, exactly (a[k] + 256 b[k], a[k+1] + 256 b[k+1]) (the low byte a,
+ * read as uint8, is a + 256 when a < 0): one SMLAD of it with an input pair and one of its SXTB16
+ * give sum x a + 256 sum x b and sum x a, so the DSP paths split each weight word once
+ * (mcu_cmsis_pair_dsp.h); Helium adds a's sign bit back to row b's vectors (VSHR, VADD), plain C
+ * its sign to each b. The planner takes it where 128 * sum|b| < 2^23 for every pair, so 256 * sum
+ * x b never wraps, and (with the fast requantization, whose assembly reads 256 * (bias_b + sum x
+ * b)) where each row b's accumulator is in [-2^23, 2^23) or its output constant
+ * (common.offset_fits).
  */
 #define MCU_CMSIS_PAIR_DEPTH(k) (((k) + 15) / 16 * 16)
 
@@ -158,8 +160,8 @@ static inline int32_t mcu_cmsis_pair_weight(const int8_t *w, int32_t depth, int3
                            4 * (r & 1) + 2 * (q & 1);
         return (int16_t)(uint16_t)(v[0] | (v[1] << 8)) / 2;
     }
-    const int8_t v = w[(r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1)];
-    return layout == MCU_CMSIS_PAIR_OFFSET && (r & 1) == 0 ? (int32_t)(uint8_t)v - 128 : v;
+    const int8_t *const v = w + (r >> 1) * 2 * MCU_CMSIS_PAIR_DEPTH(depth) + 2 * k + (r & 1);
+    return layout == MCU_CMSIS_PAIR_OFFSET && (r & 1) == 1 ? v[0] + (v[-1] < 0) : v[0];
 }
 
 /** Scratch bytes of mcu_cmsis_conv2d_s8 for K = k_h * k_w * in_c: on the DSP path three im2col
