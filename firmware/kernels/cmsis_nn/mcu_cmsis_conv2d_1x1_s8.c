@@ -75,17 +75,12 @@ static __attribute__((noinline)) void dense_blocks(struct mcu_pair_gemm *g, cons
     struct mcu_pair_job *const job = &g->job;
     mcu_pair_routine *const run = mcu_pair_routine_of(g->o.pair_offset, mcu_pair_relu(&g->o));
     int32_t *const col = (int32_t *)(void *)g->col;
-    if (MCU_PATH_PAIR_SMALL && mcu_pair_small_takes(in_c, g->o.pair_offset)) { /* mcu_cmsis_pair_small_dsp.h */
-        const struct mcu_pair_small_job small = {
-            x, blocks, out, out_c, in_c, g->weights - 4 - 8 * (MCU_PAIR_SMALL_STEPS - in_c / 2), g->rq,
-            mcu_pair_rq_pairs(g->rq, out_c >> 1, MCU_CMSIS_PAIR_WIDE)};
-        if (mcu_pair_relu(&g->o) && MCU_PATH_PAIR_RELU) {
-            mcu_pair_small_1x1_relu(&small);
-        } else {
-            MCU_PATH_CHECK(MCU_PATH_PAIR_SIGNED);
-            mcu_pair_small_1x1(&small);
+    if (MCU_PAIR_SMALL_ANY && mcu_pair_small_takes(in_c, g->o.pair_offset)) { /* mcu_cmsis_pair_small_dsp.h */
+        const struct mcu_pair_small_job small = {x, blocks, out, out_c, in_c, mcu_pair_small_wp(g->weights, in_c),
+                                                 g->rq, mcu_pair_rq_pairs(g->rq, out_c >> 1, MCU_CMSIS_PAIR_WIDE)};
+        if (mcu_pair_small_run(&small, mcu_pair_relu(&g->o) && MCU_PATH_PAIR_RELU)) {
+            return;
         }
-        return;
     }
     if (g->o.pair_offset != MCU_CMSIS_PAIR_PLAIN) { /* one call: the assembly widens (and sums) each block */
         mcu_pair_gemm_blocks(g, run, x, in_c, 0, blocks, out_c, out);

@@ -23,7 +23,8 @@
 
 /** The run: `blocks` (>= 1) blocks of three consecutive pixels of in_c values from x on, their
     outputs from out on (out_c values a pixel, an even count); wp: the first pair's weights less
-    4 + 8 * (MCU_PAIR_SMALL_STEPS - in_c / 2) bytes (the entry step's bias), rq: the wide records
+    4 bytes (for the generic routine less 4 + 8 * (MCU_PAIR_SMALL_STEPS - in_c / 2) bytes, the
+    entry step's bias: mcu_pair_small_wp), rq: the wide records
     (two doubled biases and two records a pair), rq_end: after the last pair's. Offsets fixed: the
     assembly loads the record with one LDM. */
 struct mcu_pair_small_job {
@@ -176,6 +177,209 @@ __attribute__((naked, noinline, weak)) void mcu_pair_small_1x1_relu(const struct
     __asm__ volatile(MCU_PAIR_SMALL_ROUTINE(MCU_PAIR_AREQW_RELU));
 }
 #endif
+
+/*
+ * The routine specialised for K = 8, 16, 24, 32 (mcu_pair_small_k8 ... k32, their relu copies;
+ * kernel paths PAIR_SMALL8 ... PAIR_SMALL32, the generic one PAIR_SMALL keeping in_c 4, 12, 20,
+ * 28): its N = K / 2 steps straight from the first, so no computed entry (no BX, no entry load),
+ * the last step's writeback lands on the next pair's weights (no skip load and add), and a block's
+ * widening takes K's offsets as immediates (K = 8 straight, more two groups a pass), its column
+ * block at sp (step S at byte 12 S). The pair loop closes with a taken BNE where the generic one
+ * took its BX; for K = 8 two pairs a pass (the first leaving on a BEQ not taken), one taken branch
+ * for two pairs: -6,144 est. cycles on VWW #2 for 308 bytes. Est. M4 cycles a pair (K = 8) 95 ->
+ * 91; VWW #2 (8 -> 16) 633,259 -> 594,085, #4 459,690 -> 447,200, #6 769,962 -> 756,322, #8
+ * 376,363 -> 370,643; code 792 (K = 8), 682 (16), 1,034 (32) bytes each (the generic one 1,044).
+ */
+/* the steps 1 .. N - 1, the last one's writeback advancing the weights by 8 N bytes: a pair's */
+#define MCU_PAIR_SMALLK_STEPS_4 MCU_PAIR_SSTEP_(1, "") MCU_PAIR_SSTEP_(2, "") MCU_PAIR_SSTEP_(3, "!")
+#define MCU_PAIR_SMALLK_STEPS_8                                                                                    \
+    MCU_PAIR_SSTEP_(1, "") MCU_PAIR_SSTEP_(2, "") MCU_PAIR_SSTEP_(3, "") MCU_PAIR_SSTEP_(4, "")                    \
+        MCU_PAIR_SSTEP_(5, "") MCU_PAIR_SSTEP_(6, "") MCU_PAIR_SSTEP_(7, "!")
+#define MCU_PAIR_SMALLK_STEPS_12                                                                                   \
+    MCU_PAIR_SSTEP_(1, "") MCU_PAIR_SSTEP_(2, "") MCU_PAIR_SSTEP_(3, "") MCU_PAIR_SSTEP_(4, "")                    \
+        MCU_PAIR_SSTEP_(5, "") MCU_PAIR_SSTEP_(6, "") MCU_PAIR_SSTEP_(7, "") MCU_PAIR_SSTEP_(8, "")                \
+            MCU_PAIR_SSTEP_(9, "") MCU_PAIR_SSTEP_(10, "") MCU_PAIR_SSTEP_(11, "!")
+#define MCU_PAIR_SMALLK_STEPS_16                                                                                   \
+    MCU_PAIR_SSTEP_(1, "") MCU_PAIR_SSTEP_(2, "") MCU_PAIR_SSTEP_(3, "") MCU_PAIR_SSTEP_(4, "")                    \
+        MCU_PAIR_SSTEP_(5, "") MCU_PAIR_SSTEP_(6, "") MCU_PAIR_SSTEP_(7, "") MCU_PAIR_SSTEP_(8, "")                \
+            MCU_PAIR_SSTEP_(9, "") MCU_PAIR_SSTEP_(10, "") MCU_PAIR_SSTEP_(11, "") MCU_PAIR_SSTEP_(12, "")         \
+                MCU_PAIR_SSTEP_(13, "") MCU_PAIR_SSTEP_(14, "") MCU_PAIR_SSTEP_(15, "!")
+/* group G (four values) of the block's three pixels at r1 (K bytes a pixel) widened into steps 2 G
+   and 2 G + 1 of the column block (mcu_pair_put4_lanes' order, as MCU_PAIR_AWPUT3_STR) */
+#define MCU_PAIR_SMALLK_PUT_(G, K)                                                                                 \
+    "ldr r8, [r1, #(4 * " #G ")]\n\t"                                                                              \
+    "ldr r9, [r1, #(" #K " + 4 * " #G ")]\n\t"                                                                     \
+    "ldr r10, [r1, #(2 * " #K " + 4 * " #G ")]\n\t" MCU_PAIR_AWSPLIT3                                              \
+    "str r5, [sp, #(24 * " #G ")]\n\t"                                                                             \
+    "str r6, [sp, #(24 * " #G " + 4)]\n\t"                                                                         \
+    "str r7, [sp, #(24 * " #G " + 8)]\n\t"                                                                         \
+    "str r8, [sp, #(24 * " #G " + 12)]\n\t"                                                                        \
+    "str r9, [sp, #(24 * " #G " + 16)]\n\t"                                                                        \
+    "str r10, [sp, #(24 * " #G " + 20)]\n\t"
+/* K = 8: its two groups straight, r1 then advanced to the next block */
+#define MCU_PAIR_SMALLK_PUT_8 MCU_PAIR_SMALLK_PUT_(0, 8) MCU_PAIR_SMALLK_PUT_(1, 8) "add r1, r1, #24\n\t"
+/* K >= 16: two groups a pass (straight, K = 32's eight groups took 432 bytes; a pass of two costs
+   about 3.5 cycles a block more, one of one group twice that), the columns through r4 */
+#define MCU_PAIR_SMALLK_PUT2_(K)                                                                                   \
+    "mov r4, sp\n\t"                                                                                               \
+    "add r11, r1, #" #K "\n\t" /* the first pixel's end */                                                         \
+    "2:\n\t"                                                                                                       \
+    "ldr r8, [r1], #8\n\t"                                                                                         \
+    "ldr r9, [r1, #(" #K " - 8)]\n\t"                                                                              \
+    "ldr r10, [r1, #(2 * " #K " - 8)]\n\t" MCU_PAIR_AWSPLIT3                                                       \
+    "str r5, [r4], #48\n\t"                                                                                        \
+    "str r6, [r4, #-44]\n\t"                                                                                       \
+    "str r7, [r4, #-40]\n\t"                                                                                       \
+    "str r8, [r4, #-36]\n\t"                                                                                       \
+    "str r9, [r4, #-32]\n\t"                                                                                       \
+    "str r10, [r4, #-28]\n\t"                                                                                      \
+    "ldr r8, [r1, #-4]\n\t"                                                                                        \
+    "ldr r9, [r1, #(" #K " - 4)]\n\t"                                                                              \
+    "ldr r10, [r1, #(2 * " #K " - 4)]\n\t" MCU_PAIR_AWSPLIT3                                                       \
+    "str r5, [r4, #-24]\n\t"                                                                                       \
+    "str r6, [r4, #-20]\n\t"                                                                                       \
+    "str r7, [r4, #-16]\n\t"                                                                                       \
+    "str r8, [r4, #-12]\n\t"                                                                                       \
+    "str r9, [r4, #-8]\n\t"                                                                                        \
+    "str r10, [r4, #-4]\n\t"                                                                                       \
+    "cmp r1, r11\n\t"                                                                                              \
+    "bne 2b\n\t"                                                                                                   \
+    "add r1, r1, #(2 * " #K ")\n\t"
+#define MCU_PAIR_SMALLK_PUT_16 MCU_PAIR_SMALLK_PUT2_(16)
+#define MCU_PAIR_SMALLK_PUT_24 MCU_PAIR_SMALLK_PUT2_(24)
+#define MCU_PAIR_SMALLK_PUT_32 MCU_PAIR_SMALLK_PUT2_(32)
+/* the routine for K (its job's wp: the first pair's weights less 4 bytes), its requantization REQ */
+/* a pair (lr: its doubled biases, then its records): step 0 from the biases, the others, the
+   requantization, the stores; the flags eq after the block's last pair */
+#define MCU_PAIR_SMALLK_PAIR_(REQ, STEPS)                                                                          \
+    "ldr r2, [lr], #8\n\t"                                                                                         \
+    "ldr r5, [lr, #-4]\n\t"                                                                                        \
+    "ldr.w r8, [r1, #4]\n\t"                                                                                       \
+    "ldr.w r4, [r1, #8]\n\t"                                                                                       \
+    "ldr.w r10, [sp, #0]\n\t"                                                                                      \
+    "ldr.w r11, [sp, #4]\n\t"                                                                                      \
+    "ldr.w r12, [sp, #8]\n\t"                                                                                      \
+    "smlad r6, r11, r4, r5\n\t"                                                                                    \
+    "smlad r7, r12, r4, r5\n\t"                                                                                    \
+    "smlad r5, r10, r4, r5\n\t"                                                                                    \
+    "smlad r3, r11, r8, r2\n\t"                                                                                    \
+    "smlad r4, r12, r8, r2\n\t"                                                                                    \
+    "smlad r2, r10, r8, r2\n\t"                                                                                    \
+    STEPS                                                                                                          \
+    MCU_PAIR_AREQ6_(REQ, REQ)                                                                                      \
+    "ldr r12, [sp, #" MCU_PAIR_SMALL_D1 "]\n\t"                                                                    \
+    "ldr r10, [sp, #" MCU_PAIR_SMALL_END "]\n\t"                                                                   \
+    "add r8, r0, r12\n\t" /* out1, out2: immediate offsets store in one cycle, register offsets in two */          \
+    "add r9, r8, r12\n\t"                                                                                          \
+    "strb r5, [r0, #1]\n\t"                                                                                        \
+    "strb r2, [r0], #2\n\t"                                                                                        \
+    "strb r6, [r8, #1]\n\t"                                                                                        \
+    "strb r3, [r8]\n\t"                                                                                            \
+    "strb r7, [r9, #1]\n\t"                                                                                        \
+    "strb r4, [r9]\n\t"                                                                                            \
+    "cmp lr, r10\n\t"
+/* the pair loop: one pair a pass, or (K = 8) two, the block left after either on its last pair */
+#define MCU_PAIR_SMALLK_PAIRS1_(REQ, STEPS) MCU_PAIR_SMALLK_PAIR_(REQ, STEPS) "bne 1b\n\t"
+#define MCU_PAIR_SMALLK_PAIRS2_(REQ, STEPS)                                                                        \
+    MCU_PAIR_SMALLK_PAIR_(REQ, STEPS) "beq 7f\n\t" MCU_PAIR_SMALLK_PAIR_(REQ, STEPS) "bne 1b\n\t" "7:\n\t"
+#define MCU_PAIR_SMALLK_ROUTINE(REQ, K, STEPS, PAIRS)                                                              \
+    "push {r4-r11, lr}\n\t"                                                                                        \
+    "sub sp, #" MCU_PAIR_SMALL_FRAME "\n\t"                                                                        \
+    "ldm r0, {r1-r8}\n\t" /* x, blocks, out, out_c, in_c, wp, rq, rq_end */                                        \
+    "str r4, [sp, #" MCU_PAIR_SMALL_D1 "]\n\t"                                                                     \
+    "str r8, [sp, #" MCU_PAIR_SMALL_END "]\n\t"                                                                    \
+    "str r7, [sp, #" MCU_PAIR_SMALL_RQ0 "]\n\t"                                                                    \
+    "str r6, [sp, #" MCU_PAIR_SMALL_WP0 "]\n\t"                                                                    \
+    "str r2, [sp, #" MCU_PAIR_SMALL_BLOCKS "]\n\t"                                                                 \
+    "mov r0, r3\n\t" /* r0: out0 of the next pair, for the whole run */                                            \
+    "5:\n\t" /* a block's three pixels (r1) widened onto the stack, then its pairs from the first */               \
+    MCU_PAIR_SMALLK_PUT_##K /* r1: the next block's first pixel */                                                 \
+    "str r1, [sp, #" MCU_PAIR_SMALL_X "]\n\t"                                                                      \
+    "ldr r1, [sp, #" MCU_PAIR_SMALL_WP0 "]\n\t"                                                                    \
+    "ldr lr, [sp, #" MCU_PAIR_SMALL_RQ0 "]\n\t"                                                                    \
+    "1:\n\t" PAIRS                                                                                                 \
+    /* a block done (r0: its out0 + out_c): the next one's out0 two pixels on */                                   \
+    "ldr r8, [sp, #" MCU_PAIR_SMALL_BLOCKS "]\n\t"                                                                 \
+    "ldr r12, [sp, #" MCU_PAIR_SMALL_D1 "]\n\t"                                                                    \
+    "ldr r1, [sp, #" MCU_PAIR_SMALL_X "]\n\t"                                                                      \
+    "add r0, r0, r12, lsl #1\n\t"                                                                                  \
+    "subs r8, r8, #1\n\t"                                                                                          \
+    "str r8, [sp, #" MCU_PAIR_SMALL_BLOCKS "]\n\t"                                                                 \
+    "bne 5b\n\t"                                                                                                   \
+    "add sp, #" MCU_PAIR_SMALL_FRAME "\n\t"                                                                        \
+    "pop {r4-r11, pc}\n\t"
+/* the routines, defined where MCU_PAIR_CONV_DEFS is (weak references elsewhere) */
+#define MCU_PAIR_SMALLK_DEFINE_(NAME, REQ, K, STEPS, PAIRS_)                                                       \
+    __attribute__((naked, noinline, weak)) void NAME(const struct mcu_pair_small_job *job);                        \
+    MCU_PAIR_SMALLK_BODY_(NAME, REQ, K, STEPS, PAIRS_)
+#if defined(MCU_PAIR_CONV_DEFS)
+#define MCU_PAIR_SMALLK_BODY_(NAME, REQ, K, STEPS, PAIRS_)                                                         \
+    __attribute__((naked, noinline, weak)) void NAME(const struct mcu_pair_small_job *job)                         \
+    {                                                                                                              \
+        (void)job;                                                                                                 \
+        __asm__ volatile(MCU_PAIR_SMALLK_ROUTINE(REQ, K, STEPS, PAIRS_(REQ, STEPS)));                              \
+    }
+#else
+#define MCU_PAIR_SMALLK_BODY_(NAME, REQ, K, STEPS, PAIRS_)
+#endif
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k8, MCU_PAIR_AREQW, 8,
+                        MCU_PAIR_SMALLK_STEPS_4, MCU_PAIR_SMALLK_PAIRS2_)
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k8_relu, MCU_PAIR_AREQW_RELU, 8,
+                        MCU_PAIR_SMALLK_STEPS_4, MCU_PAIR_SMALLK_PAIRS2_)
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k16, MCU_PAIR_AREQW, 16,
+                        MCU_PAIR_SMALLK_STEPS_8, MCU_PAIR_SMALLK_PAIRS1_)
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k16_relu, MCU_PAIR_AREQW_RELU, 16,
+                        MCU_PAIR_SMALLK_STEPS_8, MCU_PAIR_SMALLK_PAIRS1_)
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k24, MCU_PAIR_AREQW, 24,
+                        MCU_PAIR_SMALLK_STEPS_12, MCU_PAIR_SMALLK_PAIRS1_)
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k24_relu, MCU_PAIR_AREQW_RELU, 24,
+                        MCU_PAIR_SMALLK_STEPS_12, MCU_PAIR_SMALLK_PAIRS1_)
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k32, MCU_PAIR_AREQW, 32,
+                        MCU_PAIR_SMALLK_STEPS_16, MCU_PAIR_SMALLK_PAIRS1_)
+MCU_PAIR_SMALLK_DEFINE_(mcu_pair_small_k32_relu, MCU_PAIR_AREQW_RELU, 32,
+                        MCU_PAIR_SMALLK_STEPS_16, MCU_PAIR_SMALLK_PAIRS1_)
+
+/** Whether the build has any of the small-K routines (else dense_blocks' branch compiles to nothing). */
+#define MCU_PAIR_SMALL_ANY                                                                                         \
+    (MCU_PATH_PAIR_SMALL || MCU_PATH_PAIR_SMALL8 || MCU_PATH_PAIR_SMALL16 || MCU_PATH_PAIR_SMALL24 ||              \
+     MCU_PATH_PAIR_SMALL32)
+
+/** The job's wp for the routine of in_c: the first pair's weights less 4 bytes, for the generic one
+    also less its entry step's bias. */
+static inline const int8_t *mcu_pair_small_wp(const int8_t *weights, int32_t in_c)
+{
+    return weights - 4 - ((in_c & 7) ? 8 * (MCU_PAIR_SMALL_STEPS - in_c / 2) : 0);
+}
+
+/* in mcu_pair_small_run: the routine F (F##_relu without the rounding correction) where the build has
+   its kernel path, else 0 */
+#define MCU_PAIR_SMALL_CALL_(PATH, F)                                                                              \
+    if (!(PATH)) {                                                                                                 \
+        return 0;                                                                                                  \
+    }                                                                                                              \
+    if (relu) {                                                                                                    \
+        F##_relu(job);                                                                                             \
+    } else {                                                                                                       \
+        MCU_PATH_CHECK(MCU_PATH_PAIR_SIGNED);                                                                      \
+        F(job);                                                                                                    \
+    }                                                                                                              \
+    return 1;
+
+/** The small-K run of `job` (its wp: mcu_pair_small_wp) by the routine for its in_c, with or
+    without the rounding correction (relu: mcu_pair_relu and the build's PAIR_RELU); 0 where the build left that routine out (the
+    wide routine's run then: slower, never wrong). Direct calls, each under its path, so a build
+    links only its routines (a call through a pointer would also hide them from the static stack
+    bound). Mirrored by planner/targets/cmsis_nn/paths.py (_small_path). */
+static inline int mcu_pair_small_run(const struct mcu_pair_small_job *job, int relu)
+{
+    switch (job->in_c) {
+    case 8: MCU_PAIR_SMALL_CALL_(MCU_PATH_PAIR_SMALL8, mcu_pair_small_k8)
+    case 16: MCU_PAIR_SMALL_CALL_(MCU_PATH_PAIR_SMALL16, mcu_pair_small_k16)
+    case 24: MCU_PAIR_SMALL_CALL_(MCU_PATH_PAIR_SMALL24, mcu_pair_small_k24)
+    case 32: MCU_PAIR_SMALL_CALL_(MCU_PATH_PAIR_SMALL32, mcu_pair_small_k32)
+    default: MCU_PAIR_SMALL_CALL_(MCU_PATH_PAIR_SMALL, mcu_pair_small_1x1)
+    }
+}
 
 /** Whether mcu_pair_small_1x1 takes a dense run of the fast form (even rows, proven records) in
     the pair layout `layout` with in_c values a pixel (mirrored by planner/targets/cmsis_nn/paths.py,

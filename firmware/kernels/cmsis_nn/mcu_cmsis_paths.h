@@ -87,6 +87,20 @@
 #ifndef MCU_PATH_PAIR_SMALL
 #define MCU_PATH_PAIR_SMALL MCU_PATH_DEFAULT
 #endif
+/* ... its routines specialised for in_c 8, 16, 24, 32 (PAIR_SMALL: the generic one, in_c 4, 12, 20, 28;
+   a build without the routine for its in_c takes the wide routine's run) */
+#ifndef MCU_PATH_PAIR_SMALL8
+#define MCU_PATH_PAIR_SMALL8 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_SMALL16
+#define MCU_PATH_PAIR_SMALL16 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_SMALL24
+#define MCU_PATH_PAIR_SMALL24 MCU_PATH_DEFAULT
+#endif
+#ifndef MCU_PATH_PAIR_SMALL32
+#define MCU_PATH_PAIR_SMALL32 MCU_PATH_DEFAULT
+#endif
 #ifndef MCU_PATH_FC_ROWS
 #define MCU_PATH_FC_ROWS MCU_PATH_DEFAULT
 #endif

@@ -23,7 +23,8 @@ PATHS = {
                               "MVE_DW_M4", "MVE_DW_GATHER"),
     "mcu_cmsis_conv2d_s8": _CONV,
     "mcu_cmsis_conv2d_add_s8": _CONV,
-    "mcu_cmsis_conv2d_1x1_s8": ("PAIR_SMALL", *_PAIR),
+    "mcu_cmsis_conv2d_1x1_s8": ("PAIR_SMALL", "PAIR_SMALL8", "PAIR_SMALL16", "PAIR_SMALL24", "PAIR_SMALL32",
+                                *_PAIR),
     "mcu_cmsis_fully_connected_s8": ("FC_ROWS", "FC_DOT", *_PAIR),
 }
 FC_PAD_MAX = 64  # mcu_cmsis_fully_connected_s8.c: the longest one-row depth padded for the group loop
@@ -69,17 +70,24 @@ def _conv(p: dict, has_rq: bool) -> set[str]:
 def _conv_1x1(p: dict, has_rq: bool) -> set[str]:
     """mcu_cmsis_conv2d_1x1_s8: the pair product, and for a dense run (stride 1, at least one whole
     block of three pixels) of the wide layout's assembly with in_c a multiple of four up to
-    SMALL_K the small-K routine (mcu_cmsis_pair_small_dsp.h; without it the wide routine's run)."""
+    SMALL_K the small-K routine (mcu_cmsis_pair_small_dsp.h: PAIR_SMALL8 ... PAIR_SMALL32 for in_c 8, 16,
+    24, 32, PAIR_SMALL for the others; without it the wide routine's run)."""
     taken = _pair_gemm(p, p["out_c"], has_rq)
     fast = has_rq and _full_range(p) and p["out_c"] > 0 and p["out_c"] % 2 == 0
     dense = (p["stride_h"], p["stride_w"]) == (1, 1) and p["in_w"] == p["out_w"] and p["out_h"] * p["out_w"] >= 3
     ic = p["in_c"]
     if fast and dense and p.get("pair_offset", PLAIN) == WIDE and 0 < ic <= SMALL_K and ic % 4 == 0:
-        taken |= {"PAIR_SMALL", _relu_path(p)}
+        taken |= {_small_path(ic), _relu_path(p)}
     return taken
 
 
 SMALL_K = 32  # 2 * MCU_PAIR_SMALL_STEPS
+
+
+def _small_path(ic: int) -> str:
+    """The small-K run's routine (mcu_pair_small_run): specialised for in_c 8, 16, 24, 32, the generic
+    one for the other multiples of four."""
+    return f"PAIR_SMALL{ic}" if ic % 8 == 0 else "PAIR_SMALL"
 
 
 def _fully_connected(p: dict, has_rq: bool) -> set[str]:
