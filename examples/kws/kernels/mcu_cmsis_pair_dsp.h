@@ -517,8 +517,8 @@ struct mcu_pair_job {
     REQ("r2") REQ("r3") REQ("r4")                                                                                 \
     "ldm lr!, {r8, r9, r10}\n\t"                                                                                  \
     REQB("r5") REQB("r6") REQB("r7")
-/* ... stored from r12 (out) on, the job's out advanced; r10 the skip, r11 rq_end */
-#define MCU_PAIR_ASTORE6                                                                                           \
+/* ... stored from r12 (out) on (advanced past them); r10 the skip, r11 rq_end */
+#define MCU_PAIR_ASTORE6_                                                                                          \
     "ldr r8, [r0, #4]\n\t" /* d1 */                                                                              \
     "ldr r9, [r0, #0]\n\t" /* d2 */                                                                              \
     "ldr r10, [r0, #32]\n\t" /* skip */                                                                          \
@@ -530,8 +530,9 @@ struct mcu_pair_job {
     "strb r6, [r8, #1]\n\t"                                                                                      \
     "strb r3, [r8]\n\t"                                                                                          \
     "strb r7, [r9, #1]\n\t"                                                                                      \
-    "strb r4, [r9]\n\t"                                                                                          \
-    "str r12, [r0, #8]\n\t"
+    "strb r4, [r9]\n\t"
+/* the same, the job's out advanced */
+#define MCU_PAIR_ASTORE6 MCU_PAIR_ASTORE6_ "str r12, [r0, #8]\n\t"
 /* the flags eq after the last pair (lr at rq_end), r1 to the next pair's weights */
 #define MCU_PAIR_ANEXT                                                                                             \
     "cmp lr, r11\n\t"                                                                                            \
@@ -752,18 +753,7 @@ __attribute__((naked, noinline, weak)) void mcu_pair_rows3_asm_offset_relu(struc
     "ldr r9, [lr, #-8]\n\t"                                                                                       \
     "ldr r8, [lr, #-12]\n\t"                                                                                      \
     REQB("r5") REQB("r6") REQB("r7")                                                                              \
-    "ldr r8, [r0, #4]\n\t" /* d1 */                                                                              \
-    "ldr r9, [r0, #0]\n\t" /* d2 */                                                                              \
-    "ldr r10, [r0, #32]\n\t" /* skip */                                                                          \
-    "ldr r11, [r0, #36]\n\t" /* rq_end */                                                                        \
-    "add r8, r12, r8\n\t"                                                                                        \
-    "add r9, r12, r9\n\t"                                                                                        \
-    "strb r5, [r12, #1]\n\t"                                                                                     \
-    "strb r2, [r12], #2\n\t"                                                                                     \
-    "strb r6, [r8, #1]\n\t"                                                                                      \
-    "strb r3, [r8]\n\t"                                                                                          \
-    "strb r7, [r9, #1]\n\t"                                                                                      \
-    "strb r4, [r9]\n\t"                                                                                          \
+    MCU_PAIR_ASTORE6_                                                                                              \
     "str r12, [sp, #4]\n\t"                                                                                      \
     "str lr, [sp, #8]\n\t" MCU_PAIR_ANEXT
 /* MCU_PAIR_ABLOCKS_END / _NEXT with the frame's out, rq and bias */
